@@ -1,0 +1,70 @@
+# Third-party dependencies. A site MPI/Kokkos is picked up through the usual
+# variables (MPI_HOME or the mpicxx on PATH, Kokkos_ROOT).
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+include(CheckSymbolExists)
+set(FX_HAVE_ULFM OFF)
+if(FX_ENABLE_ULFM)
+  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+  set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+  check_symbol_exists(MPIX_ERR_PROC_FAILED "mpi.h;mpi-ext.h" FX_HAVE_MPIX_ERR_PROC_FAILED)
+  foreach(fn Comm_revoke Comm_shrink Comm_agree Comm_iagree
+             Comm_get_failed Comm_ack_failed Comm_failure_ack Comm_failure_get_acked)
+    string(TOUPPER ${fn} up)
+    check_symbol_exists(MPIX_${fn} "mpi.h;mpi-ext.h" FX_HAVE_MPIX_${up})
+  endforeach()
+  unset(CMAKE_REQUIRED_INCLUDES)
+  unset(CMAKE_REQUIRED_LIBRARIES)
+  if(FX_HAVE_MPIX_ERR_PROC_FAILED AND FX_HAVE_MPIX_COMM_REVOKE AND FX_HAVE_MPIX_COMM_SHRINK
+     AND FX_HAVE_MPIX_COMM_AGREE
+     AND (FX_HAVE_MPIX_COMM_GET_FAILED OR FX_HAVE_MPIX_COMM_FAILURE_GET_ACKED))
+    set(FX_HAVE_ULFM ON)
+  else()
+    message(FATAL_ERROR
+      "fx: the MPI found (${MPI_CXX_COMPILER}, ${MPI_C_LIBRARIES}) has no ULFM: "
+      "mpi-ext.h with MPIX_ERR_PROC_FAILED, MPIX_Comm_revoke/shrink/agree is required. "
+      "Use Open MPI >= 5.0 (./fx setup installs one into .venv, or point MPI_HOME / "
+      "FX_MPI_HOME at a site build), or configure with -DFX_ENABLE_ULFM=OFF for "
+      "pass-through mode, where a process failure ends the job.")
+  endif()
+endif()
+message(STATUS "fx: ULFM ${FX_HAVE_ULFM} (MPI ${MPI_CXX_VERSION}, ${MPI_CXX_COMPILER})")
+
+find_package(Kokkos REQUIRED)
+# Debian's Kokkos 3.4 records an include path that does not exist.
+get_target_property(_fx_kk_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+set(_fx_kk_ok ON)
+foreach(dir IN LISTS _fx_kk_inc)
+  if(NOT dir MATCHES "^\\$<" AND NOT EXISTS "${dir}")
+    set(_fx_kk_ok OFF)
+  endif()
+endforeach()
+if(NOT _fx_kk_ok AND EXISTS /usr/include/trilinos/Kokkos_Core.hpp)
+  message(STATUS "fx: Kokkos include path '${_fx_kk_inc}' is missing; using /usr/include/trilinos")
+  set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES /usr/include/trilinos)
+endif()
+
+find_package(yaml-cpp REQUIRED)
+if(TARGET yaml-cpp::yaml-cpp)
+  set(FX_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(FX_YAML_TARGET yaml-cpp)   # Debian's 0.7 exports no namespace
+endif()
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 QUIET CONFIG)
+if(NOT CLI11_FOUND)
+  find_path(FX_CLI11_INCLUDE CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${FX_CLI11_INCLUDE})
+endif()
+find_path(FX_XXHASH_INCLUDE xxhash.h REQUIRED)
+find_library(FX_XXHASH_LIBRARY xxhash REQUIRED)
+if(NOT TARGET fx_xxhash)
+  add_library(fx_xxhash INTERFACE IMPORTED)
+  target_include_directories(fx_xxhash INTERFACE ${FX_XXHASH_INCLUDE})
+  target_link_libraries(fx_xxhash INTERFACE ${FX_XXHASH_LIBRARY})
+endif()
+if(FX_ENABLE_HDF5)
+  find_package(HDF5 REQUIRED COMPONENTS C)
+endif()

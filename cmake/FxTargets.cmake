@@ -1,0 +1,25 @@
+# fx_add_module(<target> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# One library per module: public headers in include/, private code in src/.
+set(FX_WARNING_FLAGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+function(fx_project_warnings target)
+  target_compile_options(${target} PRIVATE ${FX_WARNING_FLAGS}
+    $<$<BOOL:${FX_WARNINGS_AS_ERRORS}>:-Werror>)
+endfunction()
+
+function(fx_add_module target)
+  cmake_parse_arguments(arg "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${target} ${arg_SOURCES})
+  add_library(fx::${target} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_compile_features(${target} PUBLIC cxx_std_17)
+  target_link_libraries(${target} PUBLIC ${arg_PUBLIC_DEPS} PRIVATE ${arg_PRIVATE_DEPS})
+  fx_project_warnings(${target})
+  install(TARGETS ${target} EXPORT fxTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endfunction()

@@ -1,0 +1,20 @@
+#pragma once
+// The job's verdict for the launcher (scripts/launch.sh), which exits with
+// it: mpiexec --with-ft ulfm exits 0 even when ranks were killed.
+#include <string_view>
+
+namespace fx {
+// Exit codes of an fx job, as the launcher reports them.
+enum class ExitCode : int {
+  ok = 0,        // finished, no failure seen
+  error = 1,     // an error unrelated to process failures
+  usage = 2,     // bad command line or configuration
+  survived = 3,  // finished correctly after surviving failures
+  aborted = 4,   // failures could not be survived (policy abort)
+};
+}  // namespace fx
+
+namespace fx::detail {
+// Write "<code> <text>" to $FX_STATUS_FILE (no-op when unset). One writer.
+void write_status(ExitCode code, std::string_view text);
+}  // namespace fx::detail

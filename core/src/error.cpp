@@ -1,0 +1,25 @@
+#include <fx/error.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fx {
+
+Error::Error(std::string what, const char* file, int line)
+    : std::runtime_error(std::move(what)), file_(file), line_(line) {}
+
+ProcessFailure::ProcessFailure(std::string what, std::vector<int> failed, const char* file, int line)
+    : Error(std::move(what), file, line), failed_(std::move(failed)) {}
+
+MpiError::MpiError(std::string call, int code, const char* file, int line)
+    : Error(fmt::format("{} failed with MPI error code {}", call, code), file, line),
+      call_(std::move(call)),
+      code_(code) {}
+
+ConfigError::ConfigError(std::string position, std::string key, std::string message, const char* file,
+                         int line)
+    : Error(fmt::format("{}: {}: {}", position, key, message), file, line),
+      position_(std::move(position)),
+      key_(std::move(key)) {}
+
+}  // namespace fx

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# fx driver: set up, build, test, demo, run, bench, plot.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$root/scripts/env.sh"
+
+usage() {
+  cat <<'TXT'
+usage: ./fx <command> [args]
+  setup                 install Debian packages and Open MPI 5 (ULFM) into .venv
+  build                 setup, then configure and build into build/
+  test [ctest args]     build, then run the whole test suite (e.g. ./fx test -L ft)
+  demo                  build, run the stencil on 4+2 ranks with a kill, show the recovery
+  run -n N [-s S] [-t SECONDS] program [args]
+                        launch with ULFM: N active ranks plus S spares
+  bench [names]         build, run the benchmarks, write YAML under bench/results/
+  plot REPORT [PNG]     render a run report's timeline as a PNG
+TXT
+}
+
+jobs=${FX_JOBS:-$(nproc)}
+do_build() {
+  "$root/scripts/setup.sh"
+  if [ ! -f "$FX_BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$FX_BUILD_DIR" -DCMAKE_BUILD_TYPE=${FX_BUILD_TYPE:-Release} \
+      -DFX_WARNINGS_AS_ERRORS=${FX_WERROR:-${CI:+ON}} >/dev/null
+  fi
+  cmake --build "$FX_BUILD_DIR" -j "$jobs"
+}
+
+cmd=${1:-help}; shift || true
+case "$cmd" in
+  setup) "$root/scripts/setup.sh" ;;
+  build) do_build ;;
+  test)
+    do_build
+    cd "$FX_BUILD_DIR"
+    ctest --output-on-failure --timeout 600 "$@"
+    ;;
+  demo) do_build; exec "$root/scripts/demo.sh" "$@" ;;
+  run) exec "$root/scripts/launch.sh" "$@" ;;
+  bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
+  plot) exec "$root/scripts/plot.sh" "$@" ;;
+  help|-h|--help) usage ;;
+  *) echo "fx: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,159 @@
+#pragma once
+// fx::Comm: a communicator whose calls turn process failures into
+// fx::ProcessFailure at the call boundary (never inside MPI's error handler).
+// Before throwing, the failure handler revokes every communicator fx knows,
+// so the other ranks and the spares are woken too.
+#include <fx/error.hpp>
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace fx {
+namespace detail {
+
+// Implemented by the runtime: called once per failed call, before the throw.
+class FailureHandler {
+ public:
+  virtual ~FailureHandler() = default;
+  virtual void on_failure(MPI_Comm where, int rc, const char* call) = 0;
+};
+
+template <class T>
+MPI_Datatype mpi_type() {
+  if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
+  else if constexpr (std::is_same_v<T, unsigned>) return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<T, long>) return MPI_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long>) return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, unsigned char> || std::is_same_v<T, std::byte>) return MPI_BYTE;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
+  else return MPI_DATATYPE_NULL;
+}
+
+// (count, type) for a buffer of n T's: typed when MPI knows T, else bytes.
+template <class T>
+std::pair<int, MPI_Datatype> mpi_buffer(std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T>, "fx::Comm sends trivially copyable types only");
+  const MPI_Datatype t = mpi_type<T>();
+  if (t != MPI_DATATYPE_NULL) return {static_cast<int>(n), t};
+  return {static_cast<int>(n * sizeof(T)), MPI_BYTE};
+}
+
+}  // namespace detail
+
+class Comm;
+
+// A nonblocking operation started through fx::Comm.
+class Request {
+ public:
+  Request() = default;
+  MPI_Request* raw() { return &req_; }
+
+ private:
+  friend class Comm;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+class Comm {
+ public:
+  Comm() = default;
+  Comm(MPI_Comm raw, detail::FailureHandler* handler);
+
+  MPI_Comm raw() const { return raw_; }
+  bool valid() const { return raw_ != MPI_COMM_NULL; }
+  int rank() const;
+  int size() const;
+
+  // Throws ProcessFailure (after the handler ran) or MpiError unless rc is
+  // MPI_SUCCESS. Use through FX_CHECK_MPI.
+  void check(int rc, const char* call, const char* file, int line) const;
+
+  template <class T>
+  void send(const T* buf, std::size_t n, int dest, int tag) const {
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Send(buf, c, t, dest, tag, raw_), "MPI_Send", __FILE__, __LINE__);
+  }
+  template <class T>
+  void recv(T* buf, std::size_t n, int src, int tag) const {
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Recv(buf, c, t, src, tag, raw_, MPI_STATUS_IGNORE), "MPI_Recv", __FILE__, __LINE__);
+  }
+  template <class T>
+  Request isend(const T* buf, std::size_t n, int dest, int tag) const {
+    Request r;
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Isend(buf, c, t, dest, tag, raw_, &r.req_), "MPI_Isend", __FILE__, __LINE__);
+    return r;
+  }
+  template <class T>
+  Request irecv(T* buf, std::size_t n, int src, int tag) const {
+    Request r;
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Irecv(buf, c, t, src, tag, raw_, &r.req_), "MPI_Irecv", __FILE__, __LINE__);
+    return r;
+  }
+  template <class T>
+  void sendrecv(const T* sbuf, std::size_t sn, int dest, T* rbuf, std::size_t rn, int src, int tag) const {
+    auto [sc, st] = detail::mpi_buffer<T>(sn);
+    auto [rc, rt] = detail::mpi_buffer<T>(rn);
+    check(MPI_Sendrecv(sbuf, sc, st, dest, tag, rbuf, rc, rt, src, tag, raw_, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv", __FILE__, __LINE__);
+  }
+  void wait(Request& r) const;
+  void wait_all(std::vector<Request>& rs) const;
+
+  template <class T>
+  void allreduce(const T* in, T* out, std::size_t n, MPI_Op op) const {
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, c, t, op, raw_), "MPI_Allreduce", __FILE__,
+          __LINE__);
+  }
+  template <class T>
+  T allreduce(T value, MPI_Op op) const {
+    allreduce(&value, &value, 1, op);
+    return value;
+  }
+  template <class T>
+  void bcast(T* buf, std::size_t n, int root) const {
+    auto [c, t] = detail::mpi_buffer<T>(n);
+    check(MPI_Bcast(buf, c, t, root, raw_), "MPI_Bcast", __FILE__, __LINE__);
+  }
+  template <class T>
+  std::vector<T> allgather(const T& value) const {
+    std::vector<T> out(static_cast<std::size_t>(size()));
+    auto [c, t] = detail::mpi_buffer<T>(1);
+    check(MPI_Allgather(&value, c, t, out.data(), c, t, raw_), "MPI_Allgather", __FILE__, __LINE__);
+    return out;
+  }
+  // Gather one value per rank to `root` in rank order (a fixed-order basis
+  // for reductions whose result must not depend on who holds which rank).
+  template <class T>
+  std::vector<T> gather(const T& value, int root) const {
+    std::vector<T> out(rank() == root ? static_cast<std::size_t>(size()) : 0);
+    auto [c, t] = detail::mpi_buffer<T>(1);
+    check(MPI_Gather(&value, c, t, out.data(), c, t, root, raw_), "MPI_Gather", __FILE__, __LINE__);
+    return out;
+  }
+  void barrier() const;
+  // ULFM agreement (bitwise AND of flag over live ranks); throws on failure.
+  int agree(int flag) const;
+
+  detail::FailureHandler* handler() const { return handler_; }
+
+ private:
+  MPI_Comm raw_ = MPI_COMM_NULL;
+  detail::FailureHandler* handler_ = nullptr;
+};
+
+}  // namespace fx
+
+// Check a raw MPI call made on an fx communicator:
+//   FX_CHECK_MPI(ctx.comm(), MPI_Send(buf, n, MPI_DOUBLE, 1, 0, ctx.comm().raw()));
+#define FX_CHECK_MPI(comm, call) (comm).check((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,13 @@
+#pragma once
+#include <mpi.h>
+
+namespace fx::detail {
+
+// Leave the job. Without failures: MPI_Finalize and return. After a failure,
+// Open MPI 5's MPI_Finalize can hang in its runtime fence waiting for the
+// dead process (open-mpi/ompi#11404), so the survivors agree on `comm` (a
+// communicator of live processes) and leave with _exit(exit_code), after
+// flushing stdio. Never returns in that case.
+void shutdown(MPI_Comm comm, bool failures_seen, int exit_code);
+
+}  // namespace fx::detail

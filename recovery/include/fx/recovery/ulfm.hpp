@@ -1,0 +1,40 @@
+#pragma once
+// A thin layer over the MPI's ULFM extension (MPIX_*), hiding the two
+// failure-acknowledgement APIs. Without ULFM (FX_ENABLE_ULFM=OFF) every call
+// reports that fault tolerance is unavailable and the framework runs in
+// pass-through mode: a failure ends the job with a message.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace fx::ulfm {
+
+// Compiled against an MPI with ULFM.
+bool compiled();
+// ...and this job was launched with fault tolerance on (mpiexec --with-ft ulfm).
+bool active();
+
+// rc is PROC_FAILED, PROC_FAILED_PENDING or REVOKED (by error class).
+bool is_failure(int rc);
+bool is_revoked(int rc);
+bool is_proc_failed(int rc);
+// A short name for an error code: "MPIX_ERR_REVOKED", "MPI_ERR_COMM", ...
+std::string error_name(int rc);
+
+int revoke(MPI_Comm comm);
+int shrink(MPI_Comm comm, MPI_Comm* newcomm);
+int agree(MPI_Comm comm, int* flag);
+int iagree(MPI_Comm comm, int* flag, MPI_Request* request);
+// Acknowledge the failures this process knows of and return them as ranks
+// of comm (so MPI_ANY_SOURCE receives work again).
+int ack_failed(MPI_Comm comm, std::vector<int>& failed_ranks);
+// The failed ranks of comm this process knows of, without acknowledging.
+int get_failed(MPI_Comm comm, std::vector<int>& failed_ranks);
+
+// Ranks of comm (in comm's numbering) that are not in sub.
+std::vector<int> missing_ranks(MPI_Comm comm, MPI_Comm sub);
+// Translate ranks of `from` into ranks of `to` (MPI_UNDEFINED when absent).
+std::vector<int> translate(MPI_Comm from, const std::vector<int>& ranks, MPI_Comm to);
+
+}  // namespace fx::ulfm

