@@ -5,17 +5,18 @@
 
 namespace fx {
 
-Comm::Comm(MPI_Comm raw, detail::FailureHandler* handler) : raw_(raw), handler_(handler) {}
+Comm::Comm(MPI_Comm raw, detail::FailureHandler* handler)
+    : slot_(std::make_shared<detail::CommSlot>(detail::CommSlot{raw, handler})) {}
 
 int Comm::rank() const {
   int r = -1;
-  MPI_Comm_rank(raw_, &r);
+  MPI_Comm_rank(raw(), &r);
   return r;
 }
 
 int Comm::size() const {
   int s = 0;
-  MPI_Comm_size(raw_, &s);
+  MPI_Comm_size(raw(), &s);
   return s;
 }
 
@@ -23,8 +24,8 @@ void Comm::check(int rc, const char* call, const char* file, int line) const {
   if (rc == MPI_SUCCESS) return;
   if (ulfm::is_failure(rc)) {
     std::vector<int> failed;
-    ulfm::get_failed(raw_, failed);
-    if (handler_) handler_->on_failure(raw_, rc, call);
+    ulfm::get_failed(raw(), failed);
+    if (auto* h = handler()) h->on_failure(raw(), rc, call);
     throw ProcessFailure(fmt::format("{} returned {}", call, ulfm::error_name(rc)), std::move(failed), file,
                          line);
   }
@@ -39,10 +40,10 @@ void Comm::wait_all(std::vector<Request>& rs) const {
   for (auto& r : rs) wait(r);
 }
 
-void Comm::barrier() const { check(MPI_Barrier(raw_), "MPI_Barrier", __FILE__, __LINE__); }
+void Comm::barrier() const { check(MPI_Barrier(raw()), "MPI_Barrier", __FILE__, __LINE__); }
 
 int Comm::agree(int flag) const {
-  check(ulfm::agree(raw_, &flag), "MPIX_Comm_agree", __FILE__, __LINE__);
+  check(ulfm::agree(raw(), &flag), "MPIX_Comm_agree", __FILE__, __LINE__);
   return flag;
 }
 

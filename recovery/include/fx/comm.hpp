@@ -8,6 +8,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -19,6 +20,13 @@ class FailureHandler {
  public:
   virtual ~FailureHandler() = default;
   virtual void on_failure(MPI_Comm where, int rc, const char* call) = 0;
+};
+
+// The communicator a Comm refers to. The runtime swaps `raw` after a repair,
+// so every copy of a Comm the application keeps follows the rebuilt one.
+struct CommSlot {
+  MPI_Comm raw = MPI_COMM_NULL;
+  FailureHandler* handler = nullptr;
 };
 
 template <class T>
@@ -64,10 +72,12 @@ class Request {
 class Comm {
  public:
   Comm() = default;
+  // An untracked communicator (no repair follows it).
   Comm(MPI_Comm raw, detail::FailureHandler* handler);
+  explicit Comm(std::shared_ptr<detail::CommSlot> slot) : slot_(std::move(slot)) {}
 
-  MPI_Comm raw() const { return raw_; }
-  bool valid() const { return raw_ != MPI_COMM_NULL; }
+  MPI_Comm raw() const { return slot_ ? slot_->raw : MPI_COMM_NULL; }
+  bool valid() const { return raw() != MPI_COMM_NULL; }
   int rank() const;
   int size() const;
 
@@ -78,32 +88,32 @@ class Comm {
   template <class T>
   void send(const T* buf, std::size_t n, int dest, int tag) const {
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Send(buf, c, t, dest, tag, raw_), "MPI_Send", __FILE__, __LINE__);
+    check(MPI_Send(buf, c, t, dest, tag, raw()), "MPI_Send", __FILE__, __LINE__);
   }
   template <class T>
   void recv(T* buf, std::size_t n, int src, int tag) const {
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Recv(buf, c, t, src, tag, raw_, MPI_STATUS_IGNORE), "MPI_Recv", __FILE__, __LINE__);
+    check(MPI_Recv(buf, c, t, src, tag, raw(), MPI_STATUS_IGNORE), "MPI_Recv", __FILE__, __LINE__);
   }
   template <class T>
   Request isend(const T* buf, std::size_t n, int dest, int tag) const {
     Request r;
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Isend(buf, c, t, dest, tag, raw_, &r.req_), "MPI_Isend", __FILE__, __LINE__);
+    check(MPI_Isend(buf, c, t, dest, tag, raw(), &r.req_), "MPI_Isend", __FILE__, __LINE__);
     return r;
   }
   template <class T>
   Request irecv(T* buf, std::size_t n, int src, int tag) const {
     Request r;
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Irecv(buf, c, t, src, tag, raw_, &r.req_), "MPI_Irecv", __FILE__, __LINE__);
+    check(MPI_Irecv(buf, c, t, src, tag, raw(), &r.req_), "MPI_Irecv", __FILE__, __LINE__);
     return r;
   }
   template <class T>
   void sendrecv(const T* sbuf, std::size_t sn, int dest, T* rbuf, std::size_t rn, int src, int tag) const {
     auto [sc, st] = detail::mpi_buffer<T>(sn);
     auto [rc, rt] = detail::mpi_buffer<T>(rn);
-    check(MPI_Sendrecv(sbuf, sc, st, dest, tag, rbuf, rc, rt, src, tag, raw_, MPI_STATUS_IGNORE),
+    check(MPI_Sendrecv(sbuf, sc, st, dest, tag, rbuf, rc, rt, src, tag, raw(), MPI_STATUS_IGNORE),
           "MPI_Sendrecv", __FILE__, __LINE__);
   }
   void wait(Request& r) const;
@@ -112,7 +122,7 @@ class Comm {
   template <class T>
   void allreduce(const T* in, T* out, std::size_t n, MPI_Op op) const {
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, c, t, op, raw_), "MPI_Allreduce", __FILE__,
+    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, c, t, op, raw()), "MPI_Allreduce", __FILE__,
           __LINE__);
   }
   template <class T>
@@ -123,13 +133,13 @@ class Comm {
   template <class T>
   void bcast(T* buf, std::size_t n, int root) const {
     auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Bcast(buf, c, t, root, raw_), "MPI_Bcast", __FILE__, __LINE__);
+    check(MPI_Bcast(buf, c, t, root, raw()), "MPI_Bcast", __FILE__, __LINE__);
   }
   template <class T>
   std::vector<T> allgather(const T& value) const {
     std::vector<T> out(static_cast<std::size_t>(size()));
     auto [c, t] = detail::mpi_buffer<T>(1);
-    check(MPI_Allgather(&value, c, t, out.data(), c, t, raw_), "MPI_Allgather", __FILE__, __LINE__);
+    check(MPI_Allgather(&value, c, t, out.data(), c, t, raw()), "MPI_Allgather", __FILE__, __LINE__);
     return out;
   }
   // Gather one value per rank to `root` in rank order (a fixed-order basis
@@ -138,18 +148,18 @@ class Comm {
   std::vector<T> gather(const T& value, int root) const {
     std::vector<T> out(rank() == root ? static_cast<std::size_t>(size()) : 0);
     auto [c, t] = detail::mpi_buffer<T>(1);
-    check(MPI_Gather(&value, c, t, out.data(), c, t, root, raw_), "MPI_Gather", __FILE__, __LINE__);
+    check(MPI_Gather(&value, c, t, out.data(), c, t, root, raw()), "MPI_Gather", __FILE__, __LINE__);
     return out;
   }
   void barrier() const;
   // ULFM agreement (bitwise AND of flag over live ranks); throws on failure.
   int agree(int flag) const;
 
-  detail::FailureHandler* handler() const { return handler_; }
+  detail::FailureHandler* handler() const { return slot_ ? slot_->handler : nullptr; }
+  const std::shared_ptr<detail::CommSlot>& slot() const { return slot_; }
 
  private:
-  MPI_Comm raw_ = MPI_COMM_NULL;
-  detail::FailureHandler* handler_ = nullptr;
+  std::shared_ptr<detail::CommSlot> slot_;
 };
 
 }  // namespace fx

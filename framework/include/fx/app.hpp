@@ -1,0 +1,49 @@
+#pragma once
+// The one way to write a resilient application:
+//
+//   class MyApp : public fx::ResilientApp {
+//     void setup(fx::Context& ctx) override;      // allocate, register state
+//     void initialize(fx::Context& ctx) override; // fresh start only
+//     bool step(fx::Context& ctx, std::int64_t it) override;  // true: done
+//     void finish(fx::Context& ctx) override;     // report results
+//   };
+//   int main(int argc, char** argv) { return fx::run<MyApp>(argc, argv); }
+#include <fx/context.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace fx {
+
+class ResilientApp {
+ public:
+  virtual ~ResilientApp() = default;
+  // Every active process, at start and when a spare is recruited: allocate
+  // and register state with ctx.store().
+  virtual void setup(Context& ctx) { (void)ctx; }
+  // A fresh start only (no checkpoint to restore): fill initial state.
+  virtual void initialize(Context& ctx) { (void)ctx; }
+  // One iteration; collective over ctx.comm(). Return true when done (all
+  // ranks must agree, e.g. from a reduction).
+  virtual bool step(Context& ctx, std::int64_t iteration) = 0;
+  // After the last step, before shutdown.
+  virtual void finish(Context& ctx) { (void)ctx; }
+  // Spares ran out under the shrink policy: ctx.size() is smaller now.
+  // Re-decompose and return the iteration to resume at. The default starts
+  // again from scratch: registrations cleared, setup + initialize, iteration 0.
+  virtual std::int64_t resize(Context& ctx);
+};
+
+namespace detail {
+int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv);
+}
+
+// Own MPI and Kokkos, read the configuration, run the app through failures.
+// Returns the process exit code (see docs/architecture.md).
+template <class App>
+int run(int argc, char** argv) {
+  return detail::run_app([] { return std::make_unique<App>(); }, argc, argv);
+}
+
+}  // namespace fx

@@ -1,0 +1,64 @@
+#pragma once
+#include <fx/comm.hpp>
+#include <fx/config.hpp>
+#include <fx/data_store/store.hpp>
+#include <fx/report.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+enum class Role { initial, survivor, recovered, spare };
+std::string_view role_name(Role role);
+
+// What a failure callback is told, once per repair, on every live process.
+struct FailureEvent {
+  std::vector<int> failed_world_ranks;
+  std::vector<int> failed_logical_ranks;  // -1 entries: spares that died
+  int new_size = 0;                       // logical size after repair
+  bool shrunk = false;                    // spares ran out: fewer ranks now
+  int recovery_index = 0;                 // 1 for the first repair, ...
+};
+
+namespace detail {
+class Runtime;
+}
+
+// What an application sees of fx. Handed to every ResilientApp hook.
+class Context {
+ public:
+  explicit Context(detail::Runtime& rt) : rt_(rt) {}
+
+  // The logical communicator: size() ranks numbered 0..size()-1, the same
+  // numbering after every repair.
+  const Comm& comm() const;
+  int rank() const;
+  int size() const;
+  Role role() const;
+  std::int64_t iteration() const;
+  int recoveries() const;
+
+  DataStore& store();
+  Report& report();
+  const Config& fx_config() const;
+  // The application's own YAML section (`app:`).
+  const YAML::Node& config() const;
+
+  // Communicators derived from comm(): revoked with it on a failure and
+  // rebuilt (the same split replayed) after each repair.
+  Comm split(int color, int key);
+  Comm dup();
+
+  // Runs on every live process once per repair, after the repair, on every role.
+  void on_failure(std::function<void(const FailureEvent&)> callback);
+  // Logical ranks (at the time they failed) this process knows to have failed.
+  std::vector<int> failed_ranks() const;
+
+ private:
+  detail::Runtime& rt_;
+};
+
+}  // namespace fx

@@ -1,0 +1,96 @@
+#pragma once
+// The run report: one YAML file per run, written by logical rank 0, and a
+// human summary printed at the end. Keys are snake_case (docs/config.md).
+#include <fx/config.hpp>
+#include <fx/detail/status.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fx {
+
+struct FailureRecord {
+  int world_rank = -1;
+  int logical_rank = -1;       // -1: a spare died
+  std::string host;
+  double time = 0;             // run-relative seconds of the kill (or detection when unknown)
+  double detection_latency = -1;  // kill -> first error seen by a survivor; -1 unknown
+  std::int64_t iteration = -1;
+};
+
+struct RecoveryRecord {
+  double start = 0;            // run-relative seconds when repair began
+  double detect_s = -1;        // kill -> first detection
+  double revoke_s = 0;
+  double shrink_s = 0;
+  double agree_s = 0;          // allgather of identities + agreement
+  double rebuild_s = 0;        // app comm split + derived comms
+  double restore_s = 0;
+  double total_s = 0;          // detection -> resumed step
+  int rounds = 1;
+  std::vector<int> failed_world_ranks;
+  std::vector<int> failed_logical_ranks;
+  std::int64_t restored_iteration = -1;
+  std::string restored_level;  // memory | hdf5 | none
+  std::string action;          // replace | shrink | spare-lost
+  int new_size = 0;
+};
+
+struct CheckpointRecord {
+  std::int64_t iteration = 0;
+  double time = 0;
+  std::string level;           // memory | hdf5
+  std::uint64_t bytes = 0;     // per rank
+  double seconds = 0;
+  double bandwidth = 0;        // bytes / seconds
+};
+
+struct TryBlockRecord {
+  std::string name;
+  std::string outcome;         // committed | aborted
+  int attempts = 1;
+  std::string errors;          // "rank 2: incorrect_result; ..."
+};
+
+class Report {
+ public:
+  void set_config(const Config& config, int active, int spares, int world_size);
+  void set_phase_time(const std::string& phase, double seconds);  // setup, initialize, steps, finish, ...
+  void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
+  void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
+  void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
+  void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
+  // Progress samples (run-relative time, iteration) for the timeline plot.
+  void add_progress(double time, std::int64_t iteration) { progress_.emplace_back(time, iteration); }
+  // Application results, printed verbatim (numbers keep full precision).
+  void set_result(const std::string& key, const std::string& value) { results_[key] = value; }
+  void set_result(const std::string& key, double value);
+  void set_result(const std::string& key, std::int64_t value);
+  void set_exit(ExitCode code, std::string text);
+
+  // Write the YAML report (throws fx::Error naming the path on failure).
+  void write(const std::string& path) const;
+  // The few lines printed at the end of a run.
+  std::string summary() const;
+
+  const std::vector<FailureRecord>& failures() const { return failures_; }
+  const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }
+  const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }
+
+ private:
+  std::string config_echo_;
+  int active_ = 0, spares_ = 0, world_size_ = 0;
+  std::map<std::string, double> phases_;
+  std::vector<FailureRecord> failures_;
+  std::vector<RecoveryRecord> recoveries_;
+  std::vector<CheckpointRecord> checkpoints_;
+  std::vector<TryBlockRecord> tryblocks_;
+  std::vector<std::pair<double, std::int64_t>> progress_;
+  std::map<std::string, std::string> results_;
+  ExitCode exit_ = ExitCode::ok;
+  std::string exit_text_;
+};
+
+}  // namespace fx
