@@ -21,5 +21,7 @@ function(fx_add_module target)
   install(TARGETS ${target} EXPORT fxTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/include)  # a module may have no public headers yet
+    install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  endif()
 endfunction()

@@ -62,7 +62,29 @@ pid=$!
   touch "$status_file.timeout"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
 ) &
 watchdog=$!
+# PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
+# about 1 run in 10 at 8+2 after a kill, all ranks gone): once the verdict
+# is written and mpiexec has had no live child for FX_EXIT_GRACE seconds,
+# stop it and report the verdict.
+grace=${FX_EXIT_GRACE:-5}
+idle_since=""
+stuck=0
+while kill -0 "$pid" 2>/dev/null; do
+  if [ -s "$status_file" ] && ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; then
+    now_s=$(date +%s)
+    idle_since=${idle_since:-$now_s}
+    if [ $((now_s - idle_since)) -ge "$grace" ]; then
+      stuck=1
+      kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
+      break
+    fi
+  else
+    idle_since=""
+  fi
+  sleep 0.2
+done
 wait "$pid"; rc=$?
+[ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited; stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"
   echo "fx run: time limit of ${t}s reached; job killed" >&2

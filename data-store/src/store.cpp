@@ -1,53 +1,440 @@
+#include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/log.hpp>
+#include <fx/recovery/ulfm.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <map>
+#include <array>
+#include <cstring>
 
-// Placeholder: own-copy versions only. The data-store issue replaces this
-// with buddy copies, HDF5 and consistent multi-version commits.
+#include "store_impl.hpp"
+
 namespace fx {
+namespace detail {
 
-struct DataStore::Impl {
-  std::map<std::int64_t, std::vector<std::byte>> versions;
-  std::optional<std::int64_t> committed;
-};
+constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
+constexpr int kHostName = 64;
 
-DataStore::DataStore(CheckpointConfig options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {}
-DataStore::~DataStore() = default;
-
-void DataStore::set_comm(Comm comm) { comm_ = comm; }
-void DataStore::add_member(Member m) { members_.push_back(std::move(m)); }
-void DataStore::clear() { members_.clear(); }
-
-void DataStore::commit(std::int64_t iteration) {
-  std::size_t total = 0;
-  for (auto& m : members_) total += m.bytes;
-  std::vector<std::byte> buf(total);
-  std::size_t off = 0;
-  for (auto& m : members_) {
-    m.save(buf.data() + off);
-    off += m.bytes;
-  }
-  impl_->versions[iteration] = std::move(buf);
-  comm_.agree(1);
-  impl_->committed = iteration;
-  while (static_cast<int>(impl_->versions.size()) > options_.memory.depth)
-    impl_->versions.erase(impl_->versions.begin());
+void Slot::clear_flags() {
+  iteration = -1;
+  sequence = 0;
+  size = 0;
+  own_info = ImageInfo{};
+  own_ok = held_ok = parity_ok = committed = false;
+  held_header = 0;
+  held_rank = -1;
+  stripe = 0;
 }
 
-std::optional<std::int64_t> DataStore::restore() {
-  const std::int64_t mine = impl_->committed.value_or(-1);
-  const std::int64_t lowest = comm_.allreduce(mine, MPI_MIN);
-  if (lowest < 0) return std::nullopt;
-  auto& buf = impl_->versions.at(lowest);
-  std::size_t off = 0;
-  for (auto& m : members_) {
-    m.load(buf.data() + off);
-    off += m.bytes;
+SlotSummary Slot::summary() const {
+  SlotSummary s;
+  s.iteration = iteration;
+  s.sequence = sequence;
+  s.size = size;
+  if (own_ok) {
+    s.own_rank = own_info.rank;
+    s.own_bytes = own_info.total_bytes;
+    s.own_header = own_info.payload_offset;
   }
-  return lowest;
+  if (held_ok) {
+    s.held_rank = held_rank;
+    s.held_bytes = held.size();
+    s.held_header = held_header;
+  }
+  s.parity = parity_ok ? 1 : 0;
+  s.stripe = stripe;
+  return s;
+}
+
+Transfer::~Transfer() {
+  for (auto& r : requests_) {
+    if (r != MPI_REQUEST_NULL) orphans_.push_back(r);
+  }
+}
+
+void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
+  const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    const std::size_t off = i * kMaxMessage;
+    MPI_Request r = MPI_REQUEST_NULL;
+    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
+                                  comm_.raw(), &r));
+    requests_.push_back(r);
+  }
+}
+
+void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) {
+  const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    const std::size_t off = i * kMaxMessage;
+    MPI_Request r = MPI_REQUEST_NULL;
+    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
+                                  comm_.raw(), &r));
+    requests_.push_back(r);
+  }
+}
+
+void Transfer::wait() {
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    const int rc = MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) fail(rc);
+  }
+  requests_.clear();
+}
+
+void Transfer::fail(int rc) {
+  // Revoke so that every peer's half of these messages ends as well; the
+  // runtime's handler does the same, this covers a store used without it.
+  if (ulfm::is_failure(rc)) ulfm::revoke(comm_.raw());
+  comm_.check(rc, "MPI_Wait (data store transfer)", __FILE__, __LINE__);
+}
+
+std::vector<MPI_Request> Transfer::release() { return std::move(requests_); }
+
+}  // namespace detail
+
+using detail::Slot;
+
+// ---------------------------------------------------------------- versions
+
+std::unique_ptr<Slot> DataStore::Impl::spare_slot() {
+  std::unique_ptr<Slot> s;
+  if (!pool.empty()) {
+    s = std::move(pool.back());
+    pool.pop_back();
+  } else {
+    s = std::make_unique<Slot>();
+  }
+  s->clear_flags();
+  return s;
+}
+
+Slot& DataStore::Impl::new_slot(std::int64_t iteration, bool recycle) {
+  std::unique_ptr<Slot> s;
+  // Recycle the oldest version's buffers while keeping at least one
+  // complete version besides the one being written.
+  if (recycle && static_cast<int>(versions.size()) >= depth() && versions.size() >= 2) {
+    s = std::move(versions.front());
+    versions.erase(versions.begin());
+    s->clear_flags();
+  } else {
+    s = spare_slot();
+  }
+  s->iteration = iteration;
+  auto at = std::find_if(versions.begin(), versions.end(), [&](const auto& v) { return v->iteration > iteration; });
+  return **versions.insert(at, std::move(s));
+}
+
+void DataStore::Impl::retire(std::size_t index) {
+  auto s = std::move(versions[index]);
+  versions.erase(versions.begin() + static_cast<std::ptrdiff_t>(index));
+  s->clear_flags();
+  if (pool.empty()) pool.push_back(std::move(s));  // one spare set of buffers at most
+}
+
+void DataStore::Impl::drop_from(std::int64_t iteration) {
+  for (std::size_t i = versions.size(); i-- > 0;) {
+    if (versions[i]->iteration >= iteration) retire(i);
+  }
+}
+
+void DataStore::Impl::drop_above(std::int64_t iteration) { drop_from(iteration + 1); }
+
+void DataStore::Impl::trim() {
+  while (static_cast<int>(versions.size()) > depth()) retire(0);
+}
+
+Slot* DataStore::Impl::find(std::int64_t iteration) {
+  for (auto& v : versions) {
+    if (v->iteration == iteration) return v.get();
+  }
+  return nullptr;
+}
+
+Slot& DataStore::Impl::slot_for(std::int64_t iteration, int n) {
+  if (Slot* s = find(iteration)) return *s;
+  Slot& s = new_slot(iteration, false);
+  s.size = n;
+  return s;
+}
+
+// ---------------------------------------------------- background requests
+
+void DataStore::Impl::drain_orphans() {
+  // Their comm was revoked, so they complete at once (in error).
+  for (auto& r : orphans) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  orphans.clear();
+}
+
+void DataStore::Impl::settle_background() {
+  drain_orphans();
+  for (auto& b : background) {
+    bool ok = true;
+    for (auto& r : b.requests) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    if (ok && b.done) b.done();
+  }
+  background.clear();
+}
+
+void DataStore::Impl::flush() {
+  drain_orphans();
+  while (!background.empty()) {
+    detail::Background b = std::move(background.front());
+    background.erase(background.begin());
+    detail::Transfer t(comm, orphans);
+    for (std::size_t i = 0; i < b.requests.size(); ++i) {
+      const int rc = MPI_Wait(&b.requests[i], MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) {
+        for (std::size_t k = i + 1; k < b.requests.size(); ++k) orphans.push_back(b.requests[k]);
+        if (ulfm::is_failure(rc)) ulfm::revoke(comm.raw());
+        comm.check(rc, "MPI_Wait (data store background transfer)", __FILE__, __LINE__);
+      }
+    }
+    if (b.done) b.done();
+  }
+}
+
+namespace {
+std::array<char, detail::kHostName> host_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::array<char, detail::kHostName> out{};
+  std::memcpy(out.data(), name, static_cast<std::size_t>(std::min(len, detail::kHostName - 1)));
+  return out;
+}
+}  // namespace
+
+void DataStore::Impl::ensure_topology() {
+  if (topology_valid) return;
+  const auto mine = host_name();
+  std::vector<char> all(static_cast<std::size_t>(size()) * detail::kHostName);
+  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName, MPI_CHAR,
+                                   comm.raw()));
+  set_topology(all.data(), detail::kHostName);
+}
+
+void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
+  std::vector<std::string> hosts;
+  for (int q = 0; q < size(); ++q) hosts.emplace_back(names + static_cast<std::size_t>(q) * stride);
+  const int before = distance;
+  distance = detail::choose_buddy_distance(hosts, options.memory.buddy_distance);
+  topology_valid = true;
+  const int n = size();
+  if (!parity() && n > 1 && distance != before &&
+      distance != (std::max(options.memory.buddy_distance, 1) - 1) % (n - 1) + 1 && rank() == 0) {
+    log::info("buddy distance {} instead of {}: keeps each rank's copy on another host", distance,
+              options.memory.buddy_distance);
+  }
+}
+
+// ----------------------------------------------------------------- API
+
+DataStore::DataStore(CheckpointConfig options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_)) {
+  const auto& m = options_.memory;
+  if (m.scheme != "buddy" && m.scheme != "parity") {
+    FX_THROW(CheckpointError, fmt::format("checkpoint.memory.scheme is '{}'; expected buddy or parity", m.scheme));
+  }
+  if (m.scheme == "parity" && m.parity_group < 2) {
+    FX_THROW(CheckpointError, fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
+  }
+  if (options_.hdf5.on_unusable != "fresh" && options_.hdf5.on_unusable != "stop") {
+    FX_THROW(CheckpointError,
+             fmt::format("checkpoint.hdf5.on_unusable is '{}'; expected fresh or stop", options_.hdf5.on_unusable));
+  }
+}
+
+DataStore::~DataStore() {
+  // Buffers of background transfers must outlive them.
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin) impl_->settle_background();
+}
+
+void DataStore::set_comm(Comm comm) {
+  comm_ = std::move(comm);
+  impl_->topology_valid = false;
+  if (!comm_.valid()) return;
+  // Versions taken at another size (shrink policy) can never be restored;
+  // their buffers go once no transfer touches them any more.
+  const int n = comm_.size();
+  const bool stale = std::any_of(impl_->versions.begin(), impl_->versions.end(),
+                                 [n](const auto& v) { return v->size != n; });
+  if (stale) impl_->settle_background();
+  for (std::size_t i = impl_->versions.size(); i-- > 0;) {
+    if (impl_->versions[i]->size != n) impl_->retire(i);
+  }
+}
+
+void DataStore::add_member(Member m) {
+  for (const auto& x : members_) {
+    if (x.name == m.name) FX_THROW(UsageError, fmt::format("data store: member '{}' is registered twice", m.name));
+  }
+  if (m.bytes > 0 && !m.host && (!m.save || !m.load)) {
+    FX_THROW(UsageError, fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
+  }
+  members_.push_back(std::move(m));
+}
+
+void DataStore::clear() { members_.clear(); }
+
+std::size_t DataStore::bytes() const {
+  std::size_t b = 0;
+  for (const auto& m : members_) b += m.bytes;
+  return b;
 }
 
 std::optional<std::int64_t> DataStore::committed_iteration() const { return impl_->committed; }
+const CheckpointStats& DataStore::last_commit_stats() const { return impl_->commit_stats; }
+const CheckpointStats& DataStore::last_restore_stats() const { return impl_->restore_stats; }
+
+void DataStore::flush() { impl_->flush(); }
+
+void DataStore::commit(std::int64_t iteration) {
+  if (!comm_.valid()) FX_THROW(UsageError, "data store: commit() before set_comm()");
+  Impl& im = *impl_;
+  const double t0 = now();
+  im.flush();
+  im.ensure_topology();
+  const int n = comm_.size();
+  const int r = comm_.rank();
+  im.drop_from(iteration);  // an abandoned future, or a repeated commit
+
+  Slot& s = im.new_slot(iteration, true);
+  s.sequence = im.sequence + 1;
+  s.size = n;
+  // A member that cannot be saved must not leave the other ranks waiting:
+  // the failure travels with the exchange and the agreement.
+  std::string error;
+  try {
+    s.own_info = detail::layout_image(members_, iteration, s.sequence, r, n);
+    s.own.reset(s.own_info.total_bytes);
+    detail::pack_image(members_, s.own_info, s.own.data());
+    s.own_ok = true;
+  } catch (const Error& e) {
+    error = e.what();
+    log::error("checkpoint of iteration {}: {}", iteration, e.what());
+  }
+  const bool others_ok = im.protect(s, s.own_ok);
+  const int agreed = comm_.agree(s.own_ok && others_ok ? 1 : 0);
+  if (!agreed) {
+    im.drop_from(iteration);
+    FX_THROW(CheckpointError,
+             error.empty() ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
+                           : error);
+  }
+  s.committed = true;
+  im.committed = iteration;
+  im.sequence = s.sequence;
+  im.trim();
+  const double t1 = now();
+
+  CheckpointStats st;
+  st.level = "memory";
+  st.iteration = iteration;
+  st.bytes = bytes();
+  st.memory_seconds = t1 - t0;
+  if (im.hdf5_due(s.sequence)) {
+    im.write_hdf5(s);
+    st.level = "hdf5";
+    st.hdf5_seconds = now() - t1;
+  }
+  st.seconds = now() - t0;
+  im.commit_stats = st;
+  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes, st.seconds * 1e3);
+}
+
+std::optional<std::int64_t> DataStore::restore() {
+  if (!comm_.valid()) FX_THROW(UsageError, "data store: restore() before set_comm()");
+  Impl& im = *impl_;
+  const double t0 = now();
+  im.settle_background();
+  const int n = comm_.size();
+  const int r = comm_.rank();
+
+  // Everyone's inventory (and host, for the buddy placement), so that every
+  // rank computes the same plan, whatever it knew before.
+  const std::size_t k = static_cast<std::size_t>(im.depth()) + 2;
+  const std::size_t head = detail::kHostName + sizeof(std::int64_t);
+  const std::size_t block = head + k * sizeof(detail::SlotSummary);
+  std::vector<std::byte> mine(block), all(block * static_cast<std::size_t>(n));
+  {
+    const auto host = host_name();
+    std::memcpy(mine.data(), host.data(), host.size());
+    std::memcpy(mine.data() + detail::kHostName, &im.sequence, sizeof(std::int64_t));
+    std::size_t i = 0;
+    for (auto it = im.versions.rbegin(); it != im.versions.rend() && i < k; ++it, ++i) {
+      const detail::SlotSummary sum = (*it)->summary();
+      std::memcpy(mine.data() + head + i * sizeof(sum), &sum, sizeof(sum));
+    }
+    for (; i < k; ++i) {
+      const detail::SlotSummary empty;
+      std::memcpy(mine.data() + head + i * sizeof(empty), &empty, sizeof(empty));
+    }
+  }
+  FX_CHECK_MPI(comm_, MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, all.data(),
+                                    static_cast<int>(block), MPI_BYTE, comm_.raw()));
+  std::vector<detail::Inventory> inv(static_cast<std::size_t>(n));
+  for (int q = 0; q < n; ++q) {
+    const std::byte* p = all.data() + static_cast<std::size_t>(q) * block;
+    auto& v = inv[static_cast<std::size_t>(q)];
+    std::memcpy(&v.sequence, p + detail::kHostName, sizeof(std::int64_t));
+    v.slots.resize(k);
+    std::memcpy(v.slots.data(), p + head, k * sizeof(detail::SlotSummary));
+  }
+  im.set_topology(reinterpret_cast<const char*>(all.data()), block);
+  const auto plan = detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
+
+  CheckpointStats st;
+  st.bytes = bytes();
+  if (plan.iteration >= 0) {
+    if (im.restore_memory(plan)) {
+      im.drop_above(plan.iteration);
+      im.committed = plan.iteration;
+      im.sequence = plan.sequence;
+      st.level = "memory";
+      st.iteration = plan.iteration;
+      st.memory_seconds = st.seconds = now() - t0;
+      im.restore_stats = st;
+      int pulled = 0;
+      for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
+      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration, pulled, n,
+                im.parity() ? "parity" : "buddies", st.seconds * 1e3);
+      return plan.iteration;
+    }
+    if (r == 0) log::warn("in-memory version of iteration {} failed its checks; trying HDF5", plan.iteration);
+  } else if (plan.history && r == 0) {
+    log::warn("in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
+              "the rank(s) holding its redundancy); trying HDF5",
+              plan.unrecoverable);
+  }
+  const double t1 = now();
+  st.memory_seconds = t1 - t0;
+
+  // Disk: at a cold start only when hdf5.restart asks for it.
+  const bool use_disk = plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
+  if (use_disk) {
+    if (const auto it = im.restore_hdf5(plan.history)) {
+      st.level = "hdf5";
+      st.iteration = *it;
+      st.hdf5_seconds = now() - t1;
+      st.seconds = now() - t0;
+      im.restore_stats = st;
+      return it;
+    }
+  }
+  for (std::size_t i = im.versions.size(); i-- > 0;) im.retire(i);
+  im.committed.reset();
+  im.sequence = 0;
+  st.seconds = now() - t0;
+  im.restore_stats = st;
+  if (plan.history && r == 0) log::warn("no usable checkpoint in memory or on disk: starting from scratch");
+  return std::nullopt;
+}
 
 }  // namespace fx

@@ -1,1 +1,259 @@
+// Deterministic fault injection. The schedule is a pure function of the
+// configuration and the job's size, so every process holds the same list;
+// a spec fires on its victim at the first injection point that matches, and
+// after each repair every live process drops the specs whose victims died.
+#include <fx/clock.hpp>
+#include <fx/data_store/store.hpp>
+#include <fx/error.hpp>
 #include <fx/inject.hpp>
+#include <fx/log.hpp>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <utility>
+
+#include "config_detail.hpp"
+
+namespace fx {
+namespace {
+
+constexpr std::array<std::pair<Phase, std::string_view>, 8> kPhases = {{
+    {Phase::compute, "compute"},
+    {Phase::halo, "halo"},
+    {Phase::checkpoint, "checkpoint"},
+    {Phase::restore, "restore"},
+    {Phase::repair, "repair"},
+    {Phase::tryblock_commit, "tryblock-commit"},
+    {Phase::spare_idle, "spare-idle"},
+    {Phase::finalize, "finalize"},
+}};
+
+bool kills(const InjectionSpec& s) { return s.action != InjectAction::bitflip; }
+
+int signal_of(InjectAction a) {
+  switch (a) {
+    case InjectAction::sigkill: return SIGKILL;
+    case InjectAction::sigterm: return SIGTERM;
+    case InjectAction::sigsegv: return SIGSEGV;
+    case InjectAction::abort: return SIGABRT;
+    case InjectAction::bitflip: return 0;
+  }
+  return 0;
+}
+
+// splitmix64: tiny, well mixed, and defined bit for bit everywhere.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+};
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) {
+  for (const auto& [p, name] : kPhases)
+    if (p == phase) return name;
+  return "?";
+}
+
+bool parse_phase(std::string_view text, Phase& out) {
+  for (const auto& [p, name] : kPhases) {
+    if (name == text) {
+      out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace detail {
+
+std::string kill_stamp_path(int world_rank) {
+  const char* status = std::getenv("FX_STATUS_FILE");
+  if (status == nullptr || *status == '\0') return "";
+  return fmt::format("{}.kill.{}", status, world_rank);
+}
+
+std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active) {
+  std::vector<InjectionSpec> out;
+  if (!config.chaos || active <= 0 || config.chaos_mtbf_iterations <= 0) return out;
+  SplitMix64 rng{config.chaos_seed};
+  std::int64_t it = config.chaos_start - 1;
+  for (int k = 0; k < config.chaos_max_failures; ++k) {
+    const double gap = -config.chaos_mtbf_iterations * std::log1p(-rng.uniform());
+    it += std::max<std::int64_t>(1, std::llround(gap));
+    InjectionSpec s;
+    s.target_kind = "rank";
+    s.target = static_cast<int>(rng.next() % static_cast<std::uint64_t>(active));
+    s.iteration = it;
+    s.phase = config.chaos_phase;
+    s.action = config.chaos_action;
+    s.origin = config.chaos_origin;
+    s.key = fmt::format("inject.chaos[{}]", k);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
+  std::size_t count = 1;
+  for (auto e : member.extents) count *= e;
+  if (member.bytes == 0 || count == 0)
+    FX_THROW(UsageError, fmt::format("bitflip: member '{}' is empty", member.name));
+  const std::size_t width = std::max<std::size_t>(1, member.bytes / count);
+  const std::size_t index = element < 0 ? count / 2 : static_cast<std::size_t>(element);
+  if (index >= count)
+    FX_THROW(UsageError, fmt::format("bitflip: element {} is out of range for member '{}' ({} elements)", index,
+                                     member.name, count));
+  if (bit < 0) bit = member.type == "float64" ? 52 : member.type == "float32" ? 23 : 0;
+  if (static_cast<std::size_t>(bit) >= width * 8)
+    FX_THROW(UsageError, fmt::format("bitflip: bit {} is out of range for member '{}' ({}-byte elements)", bit,
+                                     member.name, width));
+  std::vector<std::byte> buf(member.bytes);
+  member.save(buf.data());
+  // Little-endian: bit k of an element lives in its byte k / 8.
+  const std::size_t offset = index * width + static_cast<std::size_t>(bit) / 8;
+  buf[offset] ^= std::byte{static_cast<unsigned char>(1u << (bit % 8))};
+  member.load(buf.data());
+  return offset;
+}
+
+Injector::Injector(InjectConfig config, int world_rank, int world_size, int spares)
+    : world_rank_(world_rank),
+      world_size_(world_size),
+      spares_(spares),
+      buddy_distance_(config.buddy_distance),
+      logical_size_(world_size - spares) {
+  for (const auto& s : config.failures) {
+    for (int k = 0; k < std::max(1, s.repeat); ++k) {
+      InjectionSpec copy = s;
+      copy.repeat = 1;
+      if (s.iteration >= 0) copy.iteration = s.iteration + k * s.every;
+      if (s.repeat > 1) copy.key = fmt::format("{}#{}", s.key, k + 1);
+      schedule_.push_back(std::move(copy));
+    }
+  }
+  for (auto& s : chaos_schedule(config, world_size - spares)) schedule_.push_back(std::move(s));
+  pending_ = schedule_;
+}
+
+bool Injector::matches(const InjectionSpec& s, int logical_rank, int logical_size) const {
+  if (s.target_kind == "rank") return logical_rank == s.target;
+  if (s.target_kind == "world") return world_rank_ == s.target;
+  if (s.target_kind == "spare") return logical_rank < 0 && world_rank_ == world_size_ - spares_ + s.target;
+  if (s.target_kind == "buddy-of")
+    return logical_rank >= 0 && logical_size > 0 && logical_rank == (s.target + buddy_distance_) % logical_size;
+  return false;
+}
+
+void Injector::at(Phase phase, std::int64_t iteration, int logical_rank, int logical_size, DataStore* store) {
+  if (pending_.empty()) return;
+  if (logical_size > 0) logical_size_ = logical_size;
+  const std::string_view name = phase_name(phase);
+  for (std::size_t i = 0; i < pending_.size();) {
+    const InjectionSpec& s = pending_[i];
+    const bool when = (s.iteration < 0 || iteration >= s.iteration) && (s.phase.empty() || s.phase == name);
+    if (!when || !matches(s, logical_rank, logical_size_)) {
+      ++i;
+      continue;
+    }
+    InjectionSpec spec = s;
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    fire(spec, phase, iteration, logical_rank, store);  // returns only for bitflips (or a test killer)
+    if (kills(spec)) return;                            // one death per point, as for real
+  }
+}
+
+void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank,
+                    DataStore* store) {
+  const std::string who = logical_rank >= 0 ? fmt::format("logical rank {}", logical_rank) : "spare";
+  if (!kills(s)) {
+    std::size_t offset = 0;
+    if (store != nullptr) {
+      const auto& members = store->members();
+      const auto it = std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
+      if (it == members.end()) {
+        std::vector<std::string> names;
+        for (const auto& m : members) names.push_back(m.name);
+        FX_THROW(ConfigError, s.origin, s.key + ".member",
+                 fmt::format("expected a registered member ({}){}, got '{}'",
+                             names.empty() ? "none registered" : "one of " + join(names), suggestion(s.member, names),
+                             s.member));
+      }
+      try {
+        offset = flip_bit(*it, s.element, s.bit);
+      } catch (const UsageError& e) {
+        FX_THROW(ConfigError, s.origin, s.key, fmt::format("expected a bit inside the member, got '{}'", e.what()));
+      }
+    }
+    log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {} iteration {}", s.key, s.member, offset,
+              who, world_rank_, phase_name(phase), iteration);
+    if (killer_) killer_(s, 0);
+    return;
+  }
+  log::warn("inject {}: {} on {} (world {}) at {} iteration {}", s.key, action_name(s.action), who, world_rank_,
+            phase_name(phase), iteration);
+  if (killer_) {
+    killer_(s, signal_of(s.action));
+    return;
+  }
+  // The stamp lets survivors measure detection latency on this node's clock.
+  const std::string stamp = kill_stamp_path(world_rank_);
+  if (!stamp.empty()) {
+    const int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      const std::string text = fmt::format("{:.9f}\n", now());
+      [[maybe_unused]] const auto n = ::write(fd, text.data(), text.size());
+      ::close(fd);
+    }
+  }
+  if (s.action == InjectAction::abort) std::abort();
+  std::raise(signal_of(s.action));
+  // SIGTERM/SIGSEGV may be caught by a handler; make sure the victim dies.
+  std::raise(SIGKILL);
+}
+
+void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration) {
+  auto victim_is = [&](const InjectionSpec& s, const FailedProcess& f) {
+    if (s.target_kind == "rank") return f.logical_rank == s.target;
+    if (s.target_kind == "world") return f.world_rank == s.target;
+    if (s.target_kind == "spare") return f.logical_rank < 0 && f.world_rank == world_size_ - spares_ + s.target;
+    if (s.target_kind == "buddy-of")
+      return f.logical_rank >= 0 && logical_size_ > 0 && f.logical_rank == (s.target + buddy_distance_) % logical_size_;
+    return false;
+  };
+  // Each death retires the victim's earliest kill spec; survivors may detect
+  // it at different iterations, so `iteration` plays no part in this choice.
+  for (const auto& f : failed) {
+    auto best = pending_.end();
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (!kills(*it) || !victim_is(*it, f)) continue;
+      if (best == pending_.end() || it->iteration < best->iteration) best = it;
+    }
+    if (best != pending_.end()) pending_.erase(best);
+  }
+  // A dead victim's bitflips up to here happened (or never will): drop them
+  // so its replacement does not flip again.
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](const InjectionSpec& s) {
+                                  if (kills(s) || s.iteration > iteration) return false;
+                                  return std::any_of(failed.begin(), failed.end(),
+                                                     [&](const FailedProcess& f) { return victim_is(s, f); });
+                                }),
+                 pending_.end());
+}
+
+}  // namespace detail
+}  // namespace fx

@@ -1,1 +1,303 @@
+// The run report: one YAML document per run (schema in docs/config.md,
+// reference in tests/unit/config/data/report_reference.yaml) and the human
+// summary printed at the end. Numbers are written in fixed notation with at
+// most six decimals, so every YAML reader (also YAML 1.1 ones such as
+// PyYAML, used by ./fx plot) reads them as numbers.
+#include <fx/error.hpp>
 #include <fx/report.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+namespace fx {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+std::string num(double x) {
+  if (!std::isfinite(x)) return "-1";
+  std::string s = fmt::format("{:.6f}", x);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s == "-0" ? "0" : s;
+}
+
+std::string_view exit_name(ExitCode c) {
+  switch (c) {
+    case ExitCode::ok: return "ok";
+    case ExitCode::error: return "error";
+    case ExitCode::usage: return "usage";
+    case ExitCode::survived: return "survived";
+    case ExitCode::aborted: return "aborted";
+  }
+  return "?";
+}
+
+std::string ms(double seconds) { return seconds < 0 ? "?" : fmt::format("{:.1f} ms", seconds * 1e3); }
+
+std::string bytes_text(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string ranks_text(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out;
+}
+
+Platform detect_platform() {
+  Platform p;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) p.hostname = host;
+  // Allowed before MPI_Init and after MPI_Finalize.
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+    std::string v(lib, static_cast<std::size_t>(std::max(0, len)));
+    v = v.substr(0, v.find_first_of(",\n"));
+    p.mpi_version = v;
+  }
+#ifdef KOKKOS_VERSION
+  p.kokkos_version = fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
+#endif
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  p.date = date;
+  return p;
+}
+
+void emit_ints(YAML::Emitter& out, const std::vector<int>& v) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (int x : v) out << x;
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+void Report::set_config(const Config& config, int active, int spares, int world_size) {
+  config_echo_ = YAML::Dump(config_to_yaml(config));
+  report_path_ = config.report_path;
+  active_ = active;
+  spares_ = spares;
+  world_size_ = world_size;
+  if (platform_.hostname.empty()) platform_ = detect_platform();
+}
+
+void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
+void Report::set_result(const std::string& key, double value) { results_[key] = fmt::format("{}", value); }
+void Report::set_result(const std::string& key, std::int64_t value) { results_[key] = std::to_string(value); }
+
+void Report::set_exit(ExitCode code, std::string text) {
+  exit_ = code;
+  exit_text_ = std::move(text);
+}
+
+std::string Report::to_yaml() const {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "fx_report" << YAML::Value << kSchemaVersion;
+  out << YAML::Key << "app" << YAML::Value << app_;
+  out << YAML::Key << "exit" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "code" << YAML::Value << static_cast<int>(exit_);
+  out << YAML::Key << "status" << YAML::Value << std::string(exit_name(exit_));
+  out << YAML::Key << "text" << YAML::Value << exit_text_;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "hostname" << YAML::Value << platform_.hostname;
+  out << YAML::Key << "mpi_version" << YAML::Value << platform_.mpi_version;
+  out << YAML::Key << "kokkos_version" << YAML::Value << platform_.kokkos_version;
+  out << YAML::Key << "date" << YAML::Value << platform_.date;
+  out << YAML::Key << "active_ranks" << YAML::Value << active_;
+  out << YAML::Key << "spares" << YAML::Value << spares_;
+  out << YAML::Key << "world_size" << YAML::Value << world_size_;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "failures" << YAML::Value << YAML::BeginSeq;
+  for (const auto& f : failures_) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "world_rank" << YAML::Value << f.world_rank;
+    out << YAML::Key << "logical_rank" << YAML::Value << f.logical_rank;
+    out << YAML::Key << "host" << YAML::Value << f.host;
+    out << YAML::Key << "time" << YAML::Value << num(f.time);
+    out << YAML::Key << "detection_latency" << YAML::Value << num(f.detection_latency);
+    out << YAML::Key << "iteration" << YAML::Value << f.iteration;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "recoveries" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : recoveries_) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "start" << YAML::Value << num(r.start);
+    out << YAML::Key << "action" << YAML::Value << r.action;
+    out << YAML::Key << "failed_world_ranks" << YAML::Value;
+    emit_ints(out, r.failed_world_ranks);
+    out << YAML::Key << "failed_logical_ranks" << YAML::Value;
+    emit_ints(out, r.failed_logical_ranks);
+    out << YAML::Key << "rounds" << YAML::Value << r.rounds;
+    out << YAML::Key << "new_size" << YAML::Value << r.new_size;
+    out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
+    out << YAML::Key << "restored_level" << YAML::Value << r.restored_level;
+    out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
+    out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
+    out << YAML::Key << "shrink" << YAML::Value << num(r.shrink_s);
+    out << YAML::Key << "agree" << YAML::Value << num(r.agree_s);
+    out << YAML::Key << "rebuild" << YAML::Value << num(r.rebuild_s);
+    out << YAML::Key << "restore" << YAML::Value << num(r.restore_s);
+    out << YAML::Key << "total" << YAML::Value << num(r.total_s);
+    out << YAML::EndMap;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "checkpoints" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : checkpoints_) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "iteration" << YAML::Value << c.iteration;
+    out << YAML::Key << "time" << YAML::Value << num(c.time);
+    out << YAML::Key << "level" << YAML::Value << c.level;
+    out << YAML::Key << "bytes" << YAML::Value << c.bytes;
+    out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
+    out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "tryblocks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& t : tryblocks_) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << t.name;
+    out << YAML::Key << "outcome" << YAML::Value << t.outcome;
+    out << YAML::Key << "attempts" << YAML::Value << t.attempts;
+    out << YAML::Key << "errors" << YAML::Value << t.errors;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+
+  // [time, iteration] pairs, one per line: the plot's progress curve.
+  out << YAML::Key << "progress" << YAML::Value << YAML::BeginSeq;
+  for (const auto& [t, it] : progress_) out << YAML::Flow << YAML::BeginSeq << num(t) << it << YAML::EndSeq;
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "results" << YAML::Value << YAML::BeginMap;
+  for (const auto& [k, v] : results_) out << YAML::Key << k << YAML::Value << v;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "config" << YAML::Value;
+  if (config_echo_.empty()) out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+  else out << YAML::Load(config_echo_);
+  out << YAML::EndMap;
+  if (!out.good()) FX_THROW(Error, fmt::format("run report: YAML emitter error: {}", out.GetLastError()));
+  return std::string(out.c_str()) + "\n";
+}
+
+void Report::write(const std::string& path) const {
+  const std::string text = to_yaml();
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);  // a failure shows at open
+  // Write aside and rename: a reader never sees half a report.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (f) f << text;
+    f.flush();
+    if (!f) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      FX_THROW(Error, fmt::format("cannot write the run report to '{}': {}", path, std::strerror(err)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    FX_THROW(Error, fmt::format("cannot write the run report to '{}': {}", path, std::strerror(err)));
+  }
+}
+
+std::string Report::summary() const {
+  std::string s;
+  auto line = [&](const std::string& l) { s += l + "\n"; };
+  line(fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app_.empty() ? "" : app_ + ", ", active_,
+                   spares_, platform_.hostname.empty() ? "?" : platform_.hostname, exit_name(exit_),
+                   static_cast<int>(exit_), exit_text_.empty() ? "" : " - " + exit_text_));
+  if (!phases_.empty()) {
+    // The run's own order first, then anything else the runtime timed.
+    std::vector<std::string> order = {"setup", "initialize", "steps", "finish", "total"};
+    for (const auto& kv : phases_)
+      if (std::find(order.begin(), order.end(), kv.first) == order.end()) order.insert(order.end() - 1, kv.first);
+    std::string p;
+    for (const auto& k : order) {
+      const auto it = phases_.find(k);
+      if (it != phases_.end()) p += fmt::format("{}{} {:.3f} s", p.empty() ? "" : ", ", k, it->second);
+    }
+    line("  time: " + p);
+  }
+  line(fmt::format("  failures: {}", failures_.size()));
+  for (const auto& f : failures_) {
+    line(fmt::format("    {} (world {}{}) at {:.3f} s, iteration {}, detected after {}",
+                     f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
+                     f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
+  }
+  line(fmt::format("  recoveries: {}", recoveries_.size()));
+  for (std::size_t i = 0; i < recoveries_.size(); ++i) {
+    const auto& r = recoveries_[i];
+    line(fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
+                     "restore {}), resumed at iteration {} from {}",
+                     i + 1, r.start, r.action, ranks_text(r.failed_logical_ranks), ms(r.total_s), ms(r.revoke_s),
+                     ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), r.restored_iteration,
+                     r.restored_level.empty() ? "none" : r.restored_level));
+  }
+  for (const char* level : {"memory", "hdf5"}) {
+    std::size_t n = 0;
+    double bytes = 0, secs = 0;
+    for (const auto& c : checkpoints_) {
+      if (c.level != level) continue;
+      ++n, bytes += static_cast<double>(c.bytes), secs += c.seconds;
+    }
+    if (n == 0) continue;
+    line(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s", level, n,
+                     bytes_text(bytes / static_cast<double>(n)), secs / static_cast<double>(n) * 1e3,
+                     bytes_text(secs > 0 ? bytes / secs : 0)));
+  }
+  if (!tryblocks_.empty()) {
+    const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(),
+                                         [](const TryBlockRecord& t) { return t.outcome == "committed"; });
+    line(fmt::format("  tryblocks: {} committed, {} aborted", committed,
+                     static_cast<long>(tryblocks_.size()) - committed));
+  }
+  if (!results_.empty()) {
+    std::string r;
+    for (const auto& [k, v] : results_) r += fmt::format("{}{}={}", r.empty() ? "" : ", ", k, v);
+    line("  results: " + r);
+  }
+  if (!report_path_.empty()) line("  report: " + report_path_);
+  return s;
+}
+
+}  // namespace fx

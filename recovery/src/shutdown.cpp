@@ -1,3 +1,4 @@
+#include <fx/detail/status.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
 
@@ -9,14 +10,26 @@
 namespace fx::detail {
 
 void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
-  if (!failures_seen) {
+  // Everyone still alive gets here before anyone leaves, so no live rank is
+  // left waiting on one that has gone; the agreement also tells whether a
+  // process died meanwhile (say, in the finalize phase).
+  int clean = failures_seen ? 0 : 1;
+  int rc = MPI_SUCCESS;
+  if (comm != MPI_COMM_NULL && ulfm::active()) rc = ulfm::agree(comm, &clean);
+  if (rc == MPI_SUCCESS && clean) {
     MPI_Finalize();
     return;
   }
-  // Everyone still alive gets here before anyone leaves, so no live rank is
-  // left waiting on one that has gone.
-  int flag = 1;
-  if (comm != MPI_COMM_NULL) ulfm::agree(comm, &flag);
+  if (!failures_seen) {
+    int world_rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (world_rank == 0 && exit_code == static_cast<int>(ExitCode::ok)) {
+      write_status(ExitCode::survived, "a process failed during shutdown");
+    }
+    if (exit_code == static_cast<int>(ExitCode::ok)) exit_code = static_cast<int>(ExitCode::survived);
+  }
+  // Open MPI 5's MPI_Finalize can hang after a failure, waiting in its
+  // runtime fence for the dead process (open-mpi/ompi#11404): leave without it.
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);

@@ -10,7 +10,8 @@
 namespace fx::ulfm {
 namespace {
 
-std::vector<int> group_ranks_in(MPI_Group group, MPI_Comm comm) {
+// maybe_unused: pass-through mode (no ULFM) needs neither helper.
+[[maybe_unused]] std::vector<int> group_ranks_in(MPI_Group group, MPI_Comm comm) {
   int n = 0;
   MPI_Group_size(group, &n);
   std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -22,7 +23,7 @@ std::vector<int> group_ranks_in(MPI_Group group, MPI_Comm comm) {
   return out;
 }
 
-int error_class(int rc) {
+[[maybe_unused]] int error_class(int rc) {
   int cls = rc;
   if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
   return cls;

@@ -7,6 +7,26 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
+
+namespace {
+// Ranks other than 0 print only their failed assertions, rank-tagged, so a
+// failure on any rank is visible in the test log.
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (!r.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_, r.file_name() ? r.file_name() : "?",
+                 r.line_number(), r.message());
+    std::fflush(stderr);
+  }
+
+ private:
+  int rank_;
+};
+}  // namespace
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -16,6 +36,7 @@ int main(int argc, char** argv) {
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(rank));
   }
   const int local = RUN_ALL_TESTS();
 

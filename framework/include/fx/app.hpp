@@ -30,8 +30,10 @@ class ResilientApp {
   // After the last step, before shutdown.
   virtual void finish(Context& ctx) { (void)ctx; }
   // Spares ran out under the shrink policy: ctx.size() is smaller now.
-  // Re-decompose and return the iteration to resume at. The default starts
-  // again from scratch: registrations cleared, setup + initialize, iteration 0.
+  // Re-decompose and return the iteration to resume at. Derived comms and
+  // failure callbacks of the old decomposition are dropped before this runs,
+  // so register them again. The default starts again from scratch:
+  // store registrations cleared, setup + initialize, iteration 0.
   virtual std::int64_t resize(Context& ctx);
 };
 

@@ -7,18 +7,24 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fx {
 
 enum class SpareIdle { block, yield, sleep };
 enum class ExhaustedPolicy { shrink, abort };
+// Which world ranks are spares: the last S (`last`), or spread evenly over
+// the nodes, each node giving up its last processes (`spread`).
+enum class SparePlacement { last, spread };
 
 struct SparesConfig {
   int count = 0;                   // spares: S (the last S processes)
   SpareIdle idle = SpareIdle::sleep;
   double poll_interval_ms = 1.0;   // sleep mode: time between progress checks
+  SparePlacement placement = SparePlacement::last;
 };
 
 struct RecoveryConfig {
@@ -56,13 +62,35 @@ struct InjectionSpec {
   std::string member;                // bitflip: the registered member to corrupt
   int repeat = 1;
   std::string origin;                // where it was declared (file:line:column)
+  // Extensions:
+  std::int64_t every = 1;            // repeat > 1: iterations between the copies
+  std::int64_t element = -1;         // bitflip: element index (-1: the middle one)
+  int bit = -1;                      // bitflip: bit in the element (-1: see docs/config.md)
+  std::string key;                   // its key path, e.g. "inject.failures[0]"
 };
 
 struct InjectConfig {
   std::vector<InjectionSpec> failures;
   bool chaos = false;
-  double chaos_mtbf_s = 0.0;
+  double chaos_mtbf_s = 0.0;         // unused: chaos is counted in iterations (below)
   std::uint64_t chaos_seed = 0;
+  // Extensions. Chaos draws gaps between failures from an exponential
+  // distribution with this mean (in iterations), victims uniformly over the
+  // logical ranks, from a generator seeded with chaos_seed.
+  double chaos_mtbf_iterations = 0.0;
+  int chaos_max_failures = 1;        // failures drawn
+  std::int64_t chaos_start = 1;      // no chaos failure before this iteration
+  InjectAction chaos_action = InjectAction::sigkill;
+  std::string chaos_phase;           // "" : the first injection point reached
+  std::string chaos_origin;          // where inject.chaos was declared
+  int buddy_distance = 1;            // copy of checkpoint.memory.buddy_distance
+};
+
+// Where a setting came from: "file:line:column", "env FX_SPARES", "--fx-set"
+// or "default", and the key as the user wrote it.
+struct ConfigOrigin {
+  std::string position;
+  std::string key;
 };
 
 struct Config {
@@ -77,11 +105,51 @@ struct Config {
   InjectConfig inject;
   YAML::Node app;                  // the application's own section
   std::string source;              // the YAML file, or "" when none
+  // Extensions:
+  std::map<std::string, ConfigOrigin> origins;  // canonical key -> where it was set
+  std::vector<std::string> notes;  // warnings for the runtime to log once (rank 0)
+  // Where `key` (canonical, e.g. "spares.count", "app.nx") was set.
+  ConfigOrigin origin_of(const std::string& key) const;
 };
 
 // Parse --fx-config FILE / --fx-set k=v from argv (removing them), FX_*
 // variables and the file; validate. Deterministic and MPI-free, so every
 // rank reaches the same verdict. Throws ConfigError.
 Config load_config(int& argc, char** argv);
+
+// The same from explicit inputs (tests, tools): `file` may be "", `env` is
+// a list of NAME=value strings (only FX_* ones are read), `sets` the
+// key=value texts of --fx-set.
+Config load_config(const std::string& file, const std::vector<std::string>& env,
+                   const std::vector<std::string>& sets);
+
+// Checks that need the job's size (after MPI_Init, before any other MPI
+// work; every rank gets the same verdict): spares < world size, injection
+// targets that exist, buddy distance and parity group against the active
+// ranks. Throws ConfigError naming where the offending value was set.
+void validate_against_world(const Config& config, int world_size);
+
+// The effective configuration as YAML (the report's `config:` echo).
+YAML::Node config_to_yaml(const Config& config);
+
+std::string_view action_name(InjectAction action);
+
+// Typed lookup in an application's section, with fx's error format:
+//   int nx = fx::config_get<int>(ctx.config(), "nx", 64, ctx.fx_config());
+// throws ConfigError "file:line:column: app.nx: expected an integer, got 'x'".
+// T: bool, int, std::int64_t, std::uint64_t, double, std::string.
+template <class T>
+T config_get(const YAML::Node& section, const std::string& key, const T& fallback,
+             const std::string& origin, const std::string& prefix = "app");
+template <class T>
+T config_get(const YAML::Node& section, const std::string& key, const T& fallback, const Config& config,
+             const std::string& prefix = "app");
+// Rejects keys of `section` not in `known`, suggesting the nearest one.
+void config_check_keys(const YAML::Node& section, const std::vector<std::string>& known,
+                       const std::string& origin, const std::string& prefix = "app");
+// Throws ConfigError "<where key is>: <prefix.key>: expected <expected>, got '<value>'".
+[[noreturn]] void config_reject(const YAML::Node& section, const std::string& key,
+                                const std::string& expected, const std::string& origin,
+                                const std::string& prefix = "app");
 
 }  // namespace fx

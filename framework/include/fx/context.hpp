@@ -2,6 +2,7 @@
 #include <fx/comm.hpp>
 #include <fx/config.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/inject.hpp>
 #include <fx/report.hpp>
 
 #include <cstdint>
@@ -47,8 +48,18 @@ class Context {
   // The application's own YAML section (`app:`).
   const YAML::Node& config() const;
 
+  // The command line left after fx and Kokkos took their options
+  // (args()[0] is the program).
+  const std::vector<std::string>& args() const;
+
+  // A named fault-injection point inside the app (e.g. Phase::halo), so
+  // failures can be injected exactly there.
+  void fault_point(Phase phase);
+
   // Communicators derived from comm(): revoked with it on a failure and
-  // rebuilt (the same split replayed) after each repair.
+  // rebuilt (the same split replayed) after each repair. Create them in
+  // setup(), before any other collective: a recruited spare runs setup()
+  // while the survivors replay their splits, in the same order.
   Comm split(int color, int key);
   Comm dup();
 

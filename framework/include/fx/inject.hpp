@@ -4,6 +4,7 @@
 #include <fx/config.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 namespace fx {
 
 class DataStore;
+struct Member;
 
 enum class Phase { compute, halo, checkpoint, restore, repair, tryblock_commit, spare_idle, finalize };
 std::string_view phase_name(Phase phase);
@@ -46,12 +48,39 @@ class Injector {
   void on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration);
   const std::vector<InjectionSpec>& pending() const { return pending_; }
 
+  // Extensions.
+  // The whole schedule as built at construction (repeats expanded, chaos
+  // drawn): the same config and job size give the same list everywhere.
+  const std::vector<InjectionSpec>& schedule() const { return schedule_; }
+  // Tests: called instead of killing the process (signal number, or 0 for
+  // bitflip) after the spec is marked fired.
+  using Killer = std::function<void(const InjectionSpec& spec, int signal)>;
+  void set_killer(Killer killer) { killer_ = std::move(killer); }
+
  private:
+  bool matches(const InjectionSpec& s, int logical_rank, int logical_size) const;
+  void fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank, DataStore* store);
+
   std::vector<InjectionSpec> pending_;
+  std::vector<InjectionSpec> schedule_;
   int world_rank_ = -1;
   int world_size_ = 0;
   int spares_ = 0;
+  int buddy_distance_ = 1;
+  int logical_size_ = 0;   // the last size seen by at(), for buddy-of after repairs
+  Killer killer_;
 };
+
+// The chaos schedule: up to config.chaos_max_failures specs on logical ranks
+// 0..active-1, gaps exponential with mean chaos_mtbf_iterations, from a
+// 64-bit generator seeded with chaos_seed (no std:: distributions, whose
+// output differs between standard libraries).
+std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active);
+
+// Flips one bit of a member's bytes (save, flip, load). element < 0: the
+// middle element; bit < 0: the lowest exponent bit for float32/float64 (the
+// value doubles or halves), bit 0 otherwise. Returns the byte offset flipped.
+std::size_t flip_bit(const Member& member, std::int64_t element, int bit);
 
 }  // namespace detail
 }  // namespace fx

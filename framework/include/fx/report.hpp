@@ -54,9 +54,21 @@ struct TryBlockRecord {
   std::string errors;          // "rank 2: incorrect_result; ..."
 };
 
+// Where the run happened. set_config fills it in (hostname, MPI library,
+// Kokkos version, UTC date); tests pin it with set_platform.
+struct Platform {
+  std::string hostname;
+  std::string mpi_version;
+  std::string kokkos_version;
+  std::string date;            // ISO 8601, UTC
+};
+
 class Report {
  public:
   void set_config(const Config& config, int active, int spares, int world_size);
+  void set_platform(Platform platform) { platform_ = std::move(platform); }
+  const Platform& platform() const { return platform_; }
+  void set_app(std::string name) { app_ = std::move(name); }
   void set_phase_time(const std::string& phase, double seconds);  // setup, initialize, steps, finish, ...
   void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
@@ -74,12 +86,19 @@ class Report {
   void write(const std::string& path) const;
   // The few lines printed at the end of a run.
   std::string summary() const;
+  // The report as YAML text (what write() puts in the file).
+  std::string to_yaml() const;
 
   const std::vector<FailureRecord>& failures() const { return failures_; }
   const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }
   const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }
+  const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }
+  ExitCode exit_code() const { return exit_; }
 
  private:
+  std::string app_;
+  Platform platform_;
+  std::string report_path_;
   std::string config_echo_;
   int active_ = 0, spares_ = 0, world_size_ = 0;
   std::map<std::string, double> phases_;

@@ -3,7 +3,8 @@
 
 namespace fx::detail {
 
-// Leave the job. Without failures: MPI_Finalize and return. After a failure,
+// Leave the job: an agreement among the live processes of `comm`, then,
+// when nobody saw a failure, MPI_Finalize and return. After a failure,
 // Open MPI 5's MPI_Finalize can hang in its runtime fence waiting for the
 // dead process (open-mpi/ompi#11404), so the survivors agree on `comm` (a
 // communicator of live processes) and leave with _exit(exit_code), after

@@ -1,0 +1,333 @@
+// Checkpoint bandwidth of the data store, per rank, on 2 ranks, with the
+// baselines it is judged against measured in the same run:
+//   memcpy (both ranks at once), MPI between the two ranks (one way and
+//   both ways), and a raw write() + fsync + rename of the same bytes to the
+//   same directory.
+// Levels: buddy commit, buddy restore (a fresh rank pulling its image, the
+// survivor from its own copy, and the background re-protection), HDF5
+// commit and HDF5 cold restore. Every figure is the median over repetitions
+// of the slower rank's time. Output: $FX_BENCH_DIR/<name>.yaml (default
+// bench/results/data_store.yaml).
+//
+//   data_store_bench [--min-mib 1] [--max-mib 256] [--reps 5] [--dir DIR] [--out FILE]
+#include <fx/clock.hpp>
+#include <fx/data_store/store.hpp>
+#include <fx/detail/status.hpp>
+#include <fx/log.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct Row {
+  std::size_t mib = 0;
+  int reps = 0;
+  double memcpy_s = 0, mpi_oneway_s = 0, mpi_exchange_s = 0;
+  double commit_s = 0, restore_fresh_s = 0, reprotect_s = 0, restore_own_s = 0;
+  double raw_write_s = 0, raw_write_nosync_s = 0, hdf5_write_s = 0, hdf5_commit_s = 0, hdf5_restore_s = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The slower rank's time for one repetition.
+double slowest(double t) {
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+// Median over reps of the slowest rank's time of op(); `prepare` runs untimed first.
+double timed(int reps, const std::function<void()>& op, const std::function<void()>& prepare = nullptr) {
+  std::vector<double> ts;
+  for (int i = 0; i < reps; ++i) {
+    if (prepare) prepare();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = fx::now();
+    op();
+    ts.push_back(slowest(fx::now() - t0));
+  }
+  return median(ts);
+}
+
+void touch(std::vector<double>& v, double seed) {
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = seed + static_cast<double>(i);
+}
+
+void raw_write(const fs::path& file, const void* data, std::size_t n, bool sync) {
+  const fs::path tmp = file.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0640);
+  if (fd < 0) throw std::runtime_error("cannot create " + tmp.string());
+  const char* p = static_cast<const char*>(data);
+  for (std::size_t off = 0; off < n;) {
+    const ssize_t w = ::write(fd, p + off, std::min<std::size_t>(n - off, std::size_t{1} << 30));
+    if (w <= 0) throw std::runtime_error("write failed on " + tmp.string());
+    off += static_cast<std::size_t>(w);
+  }
+  if (sync) ::fsync(fd);
+  ::close(fd);
+  ::rename(tmp.c_str(), file.c_str());
+  if (sync) {
+    const int dfd = ::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+fx::Comm make_comm() {
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return fx::Comm(c, nullptr);
+}
+
+Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm) {
+  const int r = comm.rank();
+  const std::size_t bytes = mib << 20;
+  const std::size_t n = bytes / sizeof(double);
+  Row row;
+  row.mib = mib;
+  row.reps = reps;
+  std::vector<double> state(n), scratch(n);
+  touch(state, r);
+  touch(scratch, 0);
+
+  row.memcpy_s = timed(reps, [&] { std::memcpy(scratch.data(), state.data(), bytes); });
+  row.mpi_oneway_s = timed(reps, [&] {
+    if (r == 0) MPI_Send(state.data(), static_cast<int>(n), MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+    else MPI_Recv(scratch.data(), static_cast<int>(n), MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  });
+  row.mpi_exchange_s = timed(reps, [&] {
+    MPI_Sendrecv(state.data(), static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, scratch.data(), static_cast<int>(n),
+                 MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  });
+
+  // Buddy level. Two warm-up commits fill the recycled version buffers.
+  fx::CheckpointConfig mem;
+  mem.memory.every = 1;
+  mem.hdf5.restart = false;
+  {
+    fx::DataStore store(mem);
+    store.set_comm(comm);
+    store.add("state", state);
+    std::int64_t it = 0;
+    store.commit(++it);
+    store.commit(++it);
+    row.commit_s = timed(reps, [&] { store.commit(++it); }, [&] { state[0] = static_cast<double>(it); });
+    row.restore_own_s = timed(reps, [&] { store.restore(); });
+
+    // Rank 1 restarts as a fresh process: a new store and new state.
+    std::unique_ptr<fx::DataStore> fresh;
+    std::vector<double> state1;
+    std::vector<double> reprotect;
+    row.restore_fresh_s = timed(
+        reps,
+        [&] {
+          (r == 1 ? *fresh : store).restore();
+        },
+        [&] {
+          if (r != 1) return;
+          fresh.reset();
+          state1.assign(n, 0.0);
+          fresh = std::make_unique<fx::DataStore>(mem);
+          fresh->set_comm(comm);
+          fresh->add("state", state1);
+        });
+    // The re-protection the restore left running, timed on its own.
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = fx::now();
+    (r == 1 ? *fresh : store).flush();
+    row.reprotect_s = slowest(fx::now() - t0);
+    if (r == 1 && std::memcmp(state1.data(), state.data(), bytes) != 0) {
+      throw std::runtime_error("restored state differs");
+    }
+  }
+
+  // HDF5 level against a raw write of the same bytes to the same directory.
+  const fs::path raw = dir / fmt::format("raw-{}.bin", r);
+  row.raw_write_s = timed(reps, [&] { raw_write(raw, state.data(), bytes, true); });
+  row.raw_write_nosync_s = timed(reps, [&] { raw_write(raw, state.data(), bytes, false); });
+  fs::remove(raw);
+  fx::CheckpointConfig disk = mem;
+  disk.hdf5.every = 1;
+  disk.hdf5.keep = 1;
+  disk.hdf5.restart = true;
+  disk.hdf5.directory = (dir / "ckpt").string();
+  {
+    fx::DataStore store(disk);
+    store.set_comm(comm);
+    store.add("state", state);
+    std::int64_t it = 0;
+    store.commit(++it);
+    std::vector<double> hdf5, total;
+    for (int i = 0; i < reps; ++i) {
+      state[0] = static_cast<double>(i);
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = fx::now();
+      store.commit(++it);
+      total.push_back(slowest(fx::now() - t0));
+      hdf5.push_back(slowest(store.last_commit_stats().hdf5_seconds));
+    }
+    row.hdf5_write_s = median(hdf5);
+    row.hdf5_commit_s = median(total);
+  }
+  {
+    std::unique_ptr<fx::DataStore> cold;
+    std::vector<double> state2;
+    row.hdf5_restore_s = timed(
+        reps, [&] { cold->restore(); },
+        [&] {
+          cold.reset();
+          state2.assign(n, 0.0);
+          cold = std::make_unique<fx::DataStore>(disk);
+          cold->set_comm(comm);
+          cold->add("state", state2);
+        });
+    if (cold->last_restore_level() != "hdf5") throw std::runtime_error("HDF5 restore did not come from disk");
+  }
+  if (r == 0) fs::remove_all(dir / "ckpt");
+  MPI_Barrier(MPI_COMM_WORLD);
+  return row;
+}
+
+double gbs(std::size_t mib, double s) { return s > 0 ? static_cast<double>(mib) * kMiB / s / 1e9 : 0; }
+
+std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
+  std::string y;
+  y += "benchmark: data_store\n";
+  y += fmt::format("date: {}\nhost: {}\nranks: 2\nreps: {}\ndirectory: {}\n", date, host, reps, dir.string());
+  y += "units: {bandwidth: GB/s (1e9 bytes/s) per rank, time: seconds, size: MiB per rank}\n";
+  y += "method: median over reps of the slower rank's time; baselines measured in the same run\n";
+  y += "rows:\n";
+  for (const auto& w : rows) {
+    y += fmt::format("  - size_mib: {}\n    reps: {}\n", w.mib, w.reps);
+    y += fmt::format("    memcpy_gbs: {:.3f}\n    mpi_oneway_gbs: {:.3f}\n    mpi_exchange_gbs: {:.3f}\n",
+                     gbs(w.mib, w.memcpy_s), gbs(w.mib, w.mpi_oneway_s), gbs(w.mib, w.mpi_exchange_s));
+    y += fmt::format("    buddy_commit_gbs: {:.3f}\n    buddy_commit_s: {:.6f}\n", gbs(w.mib, w.commit_s), w.commit_s);
+    y += fmt::format("    buddy_restore_fresh_s: {:.6f}\n    buddy_restore_fresh_gbs: {:.3f}\n", w.restore_fresh_s,
+                     gbs(w.mib, w.restore_fresh_s));
+    y += fmt::format("    buddy_reprotect_s: {:.6f}\n    buddy_restore_own_s: {:.6f}\n", w.reprotect_s,
+                     w.restore_own_s);
+    y += fmt::format("    one_transfer_s: {:.6f}\n", w.mpi_oneway_s);
+    y += fmt::format("    raw_write_fsync_gbs: {:.3f}\n    raw_write_nosync_gbs: {:.3f}\n", gbs(w.mib, w.raw_write_s),
+                     gbs(w.mib, w.raw_write_nosync_s));
+    y += fmt::format("    hdf5_write_gbs: {:.3f}\n    hdf5_commit_gbs: {:.3f}\n    hdf5_restore_gbs: {:.3f}\n",
+                     gbs(w.mib, w.hdf5_write_s), gbs(w.mib, w.hdf5_commit_s), gbs(w.mib, w.hdf5_restore_s));
+  }
+  // The targets, at 64 MiB and above.
+  y += "targets:\n";
+  auto target = [&](const char* name, const char* what, double goal, bool at_most,
+                    const std::function<double(const Row&)>& ratio) {
+    y += fmt::format("  {}:\n    what: \"{}\"\n    target: {}{}\n    ratios:\n", name, what, at_most ? "<= " : ">= ",
+                     goal);
+    bool met = true, any = false;
+    for (const auto& w : rows) {
+      if (w.mib < 64) continue;
+      const double v = ratio(w);
+      any = true;
+      met = met && (at_most ? v <= goal : v >= goal);
+      y += fmt::format("      - {{size_mib: {}, ratio: {:.3f}}}\n", w.mib, v);
+    }
+    y += fmt::format("    met: {}\n", any ? (met ? "true" : "false") : "n/a (no size >= 64 MiB)");
+  };
+  target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way)", 0.5, false, [](const Row& w) {
+    return gbs(w.mib, w.commit_s) / std::min(gbs(w.mib, w.memcpy_s), gbs(w.mib, w.mpi_oneway_s));
+  });
+  target("hdf5_write", "HDF5 write bandwidth / raw write()+fsync+rename of the same bytes", 0.7, false,
+         [](const Row& w) { return gbs(w.mib, w.hdf5_write_s) / gbs(w.mib, w.raw_write_s); });
+  target("buddy_restore", "restore time of a fresh rank from its buddy / one buddy transfer", 2.0, true,
+         [](const Row& w) { return w.restore_fresh_s / w.mpi_oneway_s; });
+  return y;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  int r = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  fx::log::set_identity('r', r, size);
+  fx::log::set_level(fx::log::Level::warn);
+
+  const char* root_env = std::getenv("FX_ROOT");
+  const fs::path root = root_env ? root_env : ".";
+  const char* bench_dir = std::getenv("FX_BENCH_DIR");
+  const char* bench_name = std::getenv("FX_BENCH_NAME");
+  std::size_t min_mib = 1, max_mib = 256;
+  int reps = 5;
+  std::string dir = (root / "bench" / "results" / "data_store_scratch").string();
+  std::string out = ((bench_dir ? fs::path(bench_dir) : root / "bench" / "results") /
+                     (std::string(bench_name ? bench_name : "data_store") + ".yaml"))
+                        .string();
+  CLI::App cli("data_store_bench");
+  cli.add_option("--min-mib", min_mib, "smallest size per rank (MiB)");
+  cli.add_option("--max-mib", max_mib, "largest size per rank (MiB); 512 for the full sweep");
+  cli.add_option("--reps", reps, "repetitions per measurement (fewer above 64 MiB)");
+  cli.add_option("--dir", dir, "directory for the HDF5 level and the raw writes");
+  cli.add_option("--out", out, "YAML output");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (r == 0) cli.exit(e);
+    MPI_Finalize();
+    return 2;
+  }
+  int code = 0;
+  try {
+    if (size != 2) throw std::runtime_error("run on exactly 2 ranks");
+    if (r == 0) fs::create_directories(dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const fx::Comm comm = make_comm();
+    std::vector<Row> rows;
+    for (std::size_t mib = min_mib; mib <= max_mib; mib *= 2) {
+      const int k = mib <= 64 ? reps : std::max(3, reps / 2);
+      rows.push_back(measure(mib, k, dir, comm));
+      const Row& w = rows.back();
+      if (r == 0) {
+        std::printf("%4zu MiB: memcpy %.2f  mpi %.2f  commit %.2f GB/s | restore %.2f ms (transfer %.2f ms) | "
+                    "hdf5 %.2f  raw %.2f GB/s\n",
+                    mib, gbs(mib, w.memcpy_s), gbs(mib, w.mpi_oneway_s), gbs(mib, w.commit_s),
+                    w.restore_fresh_s * 1e3, w.mpi_oneway_s * 1e3, gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s));
+        std::fflush(stdout);
+      }
+    }
+    if (r == 0) {
+      fs::create_directories(fs::path(out).parent_path());
+      std::ofstream(out) << yaml(rows, reps, dir);
+      std::printf("data_store_bench: wrote %s\n", out.c_str());
+      fs::remove_all(dir);
+      fx::detail::write_status(fx::ExitCode::ok, "benchmark done");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "data_store_bench: rank %d: %s\n", r, e.what());
+    if (r == 0) fx::detail::write_status(fx::ExitCode::error, e.what());
+    code = 1;
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,132 @@
+#pragma once
+// fx::Member: one registered piece of application state, seen as bytes,
+// and the factories that describe buffers, std::vectors and Kokkos::Views.
+#include <fx/error.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace fx {
+
+struct Member {
+  std::string name;
+  std::string type;                     // "float64", "int32", "uint8", "bytes16", ...
+  std::vector<std::size_t> extents;     // element counts per dimension (empty: a scalar)
+  std::string layout = "right";         // how extents map to memory: right (C order) | left (Fortran)
+  std::size_t bytes = 0;
+  std::function<void(std::byte*)> save;         // copy the member out (bytes bytes)
+  std::function<void(const std::byte*)> load;   // copy it back in
+  // Optional: the member's bytes as one contiguous host range, looked up at
+  // each use (a std::vector may have moved). Lets the store copy and hash in
+  // one pass and receive a restore straight into application memory.
+  std::function<std::byte*()> host;
+};
+
+namespace detail {
+
+template <class T>
+struct is_complex : std::false_type {};
+template <class T>
+struct is_complex<std::complex<T>> : std::true_type {};
+
+template <class T>
+std::string type_name() {
+  const std::string bits = std::to_string(8 * sizeof(T));
+  if constexpr (std::is_same_v<T, bool>) return "bool";
+  else if constexpr (std::is_floating_point_v<T>) return "float" + bits;
+  else if constexpr (std::is_integral_v<T>) return (std::is_signed_v<T> ? "int" : "uint") + bits;
+  else if constexpr (std::is_same_v<T, std::byte>) return "uint8";
+  else if constexpr (is_complex<T>::value) return "complex" + bits;
+  else return "bytes" + std::to_string(sizeof(T));
+}
+
+// Bytes per element of a type name ("float64" -> 8, "bytes12" -> 12, "bytes" -> 1).
+std::size_t type_size(std::string_view type);
+
+// A member whose bytes are a contiguous host range: save/load are copies.
+Member host_member(std::string name, std::string type, std::vector<std::size_t> extents, std::string layout,
+                   std::size_t bytes, std::function<std::byte*()> host);
+
+[[noreturn]] void throw_resized(const std::string& name, std::size_t registered, std::size_t now);
+
+}  // namespace detail
+
+// `n` elements at `data` (the pointer must stay valid while registered).
+template <class T>
+Member make_member(const std::string& name, T* data, std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T> && !std::is_const_v<T>,
+                "members must be non-const and trivially copyable");
+  return detail::host_member(name, detail::type_name<T>(), {n}, "right", n * sizeof(T),
+                             [data] { return reinterpret_cast<std::byte*>(data); });
+}
+
+// A std::vector of fixed size: resizing it after registration is an error
+// (register it again); reallocation without resizing is followed.
+template <class T>
+Member make_member(const std::string& name, std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
+  static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is not contiguous");
+  std::vector<T>* p = &v;
+  const std::size_t n = v.size();
+  return detail::host_member(name, detail::type_name<T>(), {n}, "right", n * sizeof(T), [p, n, name] {
+    if (p->size() != n) detail::throw_resized(name, n, p->size());
+    return reinterpret_cast<std::byte*>(p->data());
+  });
+}
+
+// A Kokkos::View of any rank and layout. Contiguous host views are used in
+// place; device or strided views go through a LayoutRight host copy.
+template <class D, class... P>
+Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
+  using V = Kokkos::View<D, P...>;
+  using T = typename V::non_const_value_type;
+  static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
+  static_assert(!std::is_const_v<typename V::value_type>, "a const View cannot be restored");
+  constexpr unsigned rank = static_cast<unsigned>(V::rank);
+  std::vector<std::size_t> ext;
+  for (unsigned r = 0; r < rank; ++r) ext.push_back(view.extent(r));
+  const std::size_t bytes = view.size() * sizeof(T);
+  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+  if (host_ok && view.span_is_contiguous() && view.span() == view.size()) {
+    const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
+    return detail::host_member(name, detail::type_name<T>(), std::move(ext), layout, bytes,
+                               [view] { return reinterpret_cast<std::byte*>(view.data()); });
+  }
+  using Host = Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  auto staging = [view] {
+    Kokkos::LayoutRight lay(view.extent(0), view.extent(1), view.extent(2), view.extent(3), view.extent(4),
+                            view.extent(5), view.extent(6), view.extent(7));
+    return Host(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("fx_staging")), lay);
+  };
+  Member m;
+  m.name = name;
+  m.type = detail::type_name<T>();
+  m.extents = std::move(ext);
+  m.bytes = bytes;
+  m.save = [view, staging, bytes](std::byte* out) {
+    auto mirror = Kokkos::create_mirror_view(view);
+    Kokkos::deep_copy(mirror, view);
+    Host tmp = staging();
+    Kokkos::deep_copy(tmp, mirror);
+    std::memcpy(out, tmp.data(), bytes);
+  };
+  m.load = [view, staging, bytes](const std::byte* in) {
+    Host tmp = staging();
+    std::memcpy(tmp.data(), in, bytes);
+    auto mirror = Kokkos::create_mirror_view(view);
+    Kokkos::deep_copy(mirror, tmp);
+    Kokkos::deep_copy(view, mirror);
+  };
+  return m;
+}
+
+}  // namespace fx

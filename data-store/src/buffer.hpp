@@ -1,0 +1,35 @@
+#pragma once
+// A page-aligned byte buffer that is never zero-filled: a checkpoint copy
+// overwrites it anyway, and recycling buffers between versions keeps page
+// faults out of the commit path.
+#include <cstddef>
+#include <memory>
+
+namespace fx::detail {
+
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t n) { reset(n); }
+
+  // Make room for n bytes. Contents are unspecified afterwards: growing
+  // reallocates without copying.
+  void reset(std::size_t n);
+  // Make room for n bytes, keeping the current contents.
+  void grow(std::size_t n);
+  void release();
+  std::byte* data() { return data_.get(); }
+  const std::byte* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte, Free> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace fx::detail

@@ -1,0 +1,17 @@
+#pragma once
+// xxHash (XXH3, 64 bit) over member bytes.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fx::detail {
+
+std::uint64_t hash_bytes(const void* data, std::size_t n);
+// Copy n bytes and return their hash, in one pass over memory: each chunk
+// is hashed while it is still in cache from the copy. Large copies use
+// non-temporal stores (the copy is not read again soon).
+std::uint64_t copy_and_hash(std::byte* dst, const std::byte* src, std::size_t n);
+// One value for a list of hashes (a rank's whole image).
+std::uint64_t combine_hashes(const std::vector<std::uint64_t>& hashes);
+
+}  // namespace fx::detail

@@ -1,0 +1,188 @@
+// The HDF5 level: every hdf5.every-th commit goes to disk, and restore()
+// falls back to (or cold-starts from) the newest complete, valid version.
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+
+#include "hdf5_file.hpp"
+#include "store_impl.hpp"
+
+namespace fx {
+
+using detail::Slot;
+
+bool DataStore::Impl::hdf5_due(std::int64_t seq) const {
+  return options.hdf5.every > 0 && seq % options.hdf5.every == 0;
+}
+
+// Every rank writes its file; once all agree they did, rank 0 writes the
+// manifest (which makes the version complete) and applies retention.
+void DataStore::Impl::write_hdf5(Slot& s) {
+  struct FileReport {
+    std::uint64_t bytes = 0;
+    std::uint64_t digest = 0;
+    std::int32_t ok = 0;
+    std::int32_t pad = 0;
+  };
+  const int r = rank();
+  FileReport mine;
+  std::string error;
+  std::filesystem::path dir;
+  try {
+    dir = detail::make_version_dir(root(), s.iteration);
+    mine.bytes = detail::write_rank_file(dir, s.own_info, s.own.data());
+    mine.digest = s.own_info.digest();
+    mine.ok = 1;
+  } catch (const CheckpointError& e) {
+    error = e.what();
+    log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+  }
+  const auto reports = comm.gather(mine, 0);
+  if (!comm.agree(mine.ok)) {
+    FX_THROW(CheckpointError,
+             error.empty() ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)",
+                                         s.iteration)
+                           : error);
+  }
+  int written = 1;
+  if (r == 0) {
+    try {
+      detail::Manifest m;
+      m.iteration = s.iteration;
+      m.sequence = s.sequence;
+      m.rank_count = size();
+      for (int q = 0; q < size(); ++q) {
+        const auto& rep = reports[static_cast<std::size_t>(q)];
+        m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
+      }
+      detail::write_manifest(dir, m);
+      for (const auto& p : detail::prune_versions(root(), s.iteration, options.hdf5.keep)) {
+        log::debug("HDF5 retention removed {}", p.string());
+      }
+    } catch (const CheckpointError& e) {
+      written = 0;
+      error = e.what();
+      log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+    }
+  }
+  comm.bcast(&written, 1, 0);
+  if (!written) {
+    FX_THROW(CheckpointError, r == 0 ? error
+                                     : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
+                                                   "manifest (see its log)",
+                                                   s.iteration));
+  }
+}
+
+std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
+  const int n = size();
+  const int r = rank();
+  // Rank 0 reads the manifests; everyone gets the candidates, newest first:
+  // per version iteration, sequence, then (bytes, xxh3) per rank.
+  const std::size_t stride = 2 + 2 * static_cast<std::size_t>(n);
+  std::vector<std::uint64_t> flat;
+  std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
+  if (r == 0) {
+    for (const auto& v : detail::list_versions(root())) {
+      ++head[1];
+      if (!v.complete) {
+        log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(), detail::kManifestName);
+        continue;
+      }
+      try {
+        const auto file = v.path / detail::kManifestName;
+        const detail::Manifest m = detail::read_manifest(file);
+        if (m.iteration != v.iteration) {
+          FX_THROW(CheckpointError, fmt::format("{}: names iteration {}", file.string(), m.iteration));
+        }
+        if (m.rank_count != n) {
+          log::warn("skipping HDF5 version {}: written by {} ranks, this job has {}", v.path.string(), m.rank_count, n);
+          continue;
+        }
+        for (int q = 0; q < n; ++q) {
+          if (m.files[static_cast<std::size_t>(q)].file != detail::rank_file_name(q)) {
+            FX_THROW(CheckpointError, fmt::format("{}: unexpected file name '{}' for rank {}", file.string(),
+                                                  m.files[static_cast<std::size_t>(q)].file, q));
+          }
+        }
+        flat.push_back(static_cast<std::uint64_t>(m.iteration));
+        flat.push_back(static_cast<std::uint64_t>(m.sequence));
+        for (const auto& f : m.files) {
+          flat.push_back(f.bytes);
+          flat.push_back(f.checksum);
+        }
+      } catch (const CheckpointError& e) {
+        log::warn("skipping HDF5 version: {}", e.what());
+      }
+    }
+    head[0] = flat.size();
+  }
+  comm.bcast(head, 2, 0);
+  flat.resize(head[0]);
+  if (head[0] > 0) comm.bcast(flat.data(), flat.size(), 0);
+
+  for (std::size_t c = 0; c * stride < flat.size(); ++c) {
+    const std::uint64_t* p = flat.data() + c * stride;
+    detail::Manifest m;
+    m.iteration = static_cast<std::int64_t>(p[0]);
+    m.sequence = static_cast<std::int64_t>(p[1]);
+    m.rank_count = n;
+    for (int q = 0; q < n; ++q) {
+      m.files.push_back({q, detail::rank_file_name(q), p[2 + 2 * q], p[3 + 2 * q]});
+    }
+    const auto dir = root() / detail::version_dir_name(m.iteration);
+    auto slot = spare_slot();
+    int ok = 1;
+    try {
+      slot->own_info = detail::read_rank_file(dir, m, r, members, slot->own);
+    } catch (const CheckpointError& e) {
+      ok = 0;
+      log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());
+    }
+    if (comm.allreduce(ok, MPI_MIN) == 1) {
+      try {
+        detail::unpack_image(slot->own_info, slot->own.data(), members, dir.string());
+      } catch (const CheckpointError& e) {
+        ok = 0;
+        log::warn("{}", e.what());
+      }
+      ok = comm.allreduce(ok, MPI_MIN);
+    } else {
+      ok = 0;
+    }
+    if (!ok) {
+      if (r == 0) log::warn("skipping HDF5 version {}: unusable on at least one rank", dir.string());
+      if (pool.empty()) pool.push_back(std::move(slot));
+      continue;
+    }
+    // The disk version becomes the only one, protected in memory at once.
+    for (std::size_t i = versions.size(); i-- > 0;) retire(i);
+    slot->iteration = m.iteration;
+    slot->sequence = m.sequence;
+    slot->size = n;
+    slot->own_ok = true;
+    slot->committed = true;
+    versions.push_back(std::move(slot));
+    committed = m.iteration;
+    sequence = m.sequence;
+    protect(*versions.back(), true);
+    if (r == 0) {
+      if (options.hdf5.every > 0) {
+        for (const auto& gone : detail::remove_versions_above(root(), m.iteration)) {
+          log::warn("removed HDF5 version {}: newer than the restored one (abandoned or unusable)", gone.string());
+        }
+      }
+      if (fallback) log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+      else log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+    }
+    return m.iteration;
+  }
+  if (head[1] > 0 && options.hdf5.on_unusable == "stop") {
+    FX_THROW(CheckpointError, fmt::format("none of the HDF5 versions under {} is usable and "
+                                          "checkpoint.hdf5.on_unusable is 'stop'",
+                                          root().string()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace fx

@@ -1,0 +1,248 @@
+#include "image.hpp"
+
+#include <fx/error.hpp>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <unordered_map>
+
+#include "checksum.hpp"
+
+namespace fx::detail {
+namespace {
+
+constexpr std::uint64_t kMagic = 0x3147414d49584631ull;  // "1FXIMAG1"
+constexpr std::uint64_t kPayloadAlign = 4096;
+constexpr std::uint64_t kMemberAlign = 64;
+
+std::uint64_t round_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
+
+class Writer {
+ public:
+  template <class T>
+  void put(T v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    out_.insert(out_.end(), p, p + sizeof(T));
+  }
+  void put(const std::string& s) {
+    put(static_cast<std::uint32_t>(s.size()));
+    const auto* p = reinterpret_cast<const std::byte*>(s.data());
+    out_.insert(out_.end(), p, p + s.size());
+  }
+  std::vector<std::byte>& bytes() { return out_; }
+
+ private:
+  std::vector<std::byte> out_;
+};
+
+class Reader {
+ public:
+  Reader(const std::byte* p, std::size_t n, const std::string& what) : p_(p), n_(n), what_(what) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, p_ + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  std::string get_string() {
+    const auto len = get<std::uint32_t>();
+    need(len);
+    std::string s(reinterpret_cast<const char*>(p_ + at_), len);
+    at_ += len;
+    return s;
+  }
+  std::size_t position() const { return at_; }
+
+ private:
+  void need(std::size_t k) {
+    if (at_ + k > n_) {
+      FX_THROW(CheckpointError, fmt::format("{}: image header truncated ({} bytes, needs more than {})", what_, n_, at_));
+    }
+  }
+  const std::byte* p_;
+  std::size_t n_;
+  std::size_t at_ = 0;
+  const std::string& what_;
+};
+
+std::vector<std::byte> encode_table(const ImageInfo& info) {
+  Writer w;
+  for (const auto& m : info.members) {
+    w.put(m.name);
+    w.put(m.type);
+    w.put(m.layout);
+    w.put(static_cast<std::uint32_t>(m.extents.size()));
+    for (auto e : m.extents) w.put(e);
+    w.put(m.offset);
+    w.put(m.bytes);
+    w.put(m.hash);
+  }
+  return std::move(w.bytes());
+}
+
+constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8;
+
+}  // namespace
+
+std::uint64_t ImageInfo::digest() const {
+  std::vector<std::uint64_t> h;
+  h.reserve(members.size());
+  for (const auto& m : members) h.push_back(m.hash);
+  return combine_hashes(h);
+}
+
+void layout_records(ImageInfo& info) {
+  // The table size depends only on names and extents, not on the values.
+  const std::uint64_t table = encode_table(info).size();
+  info.payload_offset = round_up(kHeaderBytes + table, kPayloadAlign);
+  std::uint64_t off = 0;
+  for (auto& m : info.members) {
+    m.offset = off;
+    off = round_up(off + m.bytes, kMemberAlign);
+  }
+  info.total_bytes = info.payload_offset + off;
+}
+
+ImageInfo layout_image(const std::vector<Member>& members, std::int64_t iteration, std::int64_t sequence,
+                       int rank, int size) {
+  ImageInfo info;
+  info.iteration = iteration;
+  info.sequence = sequence;
+  info.rank = rank;
+  info.size = size;
+  for (const auto& m : members) {
+    MemberRecord r;
+    r.name = m.name;
+    r.type = m.type;
+    r.layout = m.layout;
+    r.extents.assign(m.extents.begin(), m.extents.end());
+    r.bytes = m.bytes;
+    info.members.push_back(std::move(r));
+  }
+  layout_records(info);
+  return info;
+}
+
+void write_header(const ImageInfo& info, std::byte* image) {
+  const auto table = encode_table(info);
+  Writer w;
+  w.put(kMagic);
+  w.put(kImageFormat);
+  w.put(static_cast<std::uint32_t>(info.members.size()));
+  w.put(info.iteration);
+  w.put(info.sequence);
+  w.put(static_cast<std::int32_t>(info.rank));
+  w.put(static_cast<std::int32_t>(info.size));
+  w.put(info.payload_offset);
+  w.put(info.total_bytes);
+  w.put(static_cast<std::uint64_t>(table.size()));
+  w.put(hash_bytes(table.data(), table.size()));
+  auto& head = w.bytes();
+  std::memcpy(image, head.data(), head.size());
+  std::memcpy(image + head.size(), table.data(), table.size());
+  std::memset(image + head.size() + table.size(), 0, info.payload_offset - head.size() - table.size());
+}
+
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image) {
+  std::byte* payload = image + info.payload_offset;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Member& m = members[i];
+    MemberRecord& r = info.members[i];
+    std::byte* dst = payload + r.offset;
+    if (m.host) {
+      r.hash = copy_and_hash(dst, m.host(), m.bytes);
+    } else {
+      m.save(dst);
+      r.hash = hash_bytes(dst, m.bytes);
+    }
+    const std::uint64_t end = i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
+    std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
+  }
+  write_header(info, image);
+}
+
+ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what) {
+  Reader rd(image, available, what);
+  if (rd.get<std::uint64_t>() != kMagic) FX_THROW(CheckpointError, fmt::format("{}: not an fx checkpoint image", what));
+  const auto format = rd.get<std::uint32_t>();
+  if (format != kImageFormat) {
+    FX_THROW(CheckpointError, fmt::format("{}: image format {} (this build reads {})", what, format, kImageFormat));
+  }
+  ImageInfo info;
+  const auto count = rd.get<std::uint32_t>();
+  info.iteration = rd.get<std::int64_t>();
+  info.sequence = rd.get<std::int64_t>();
+  info.rank = rd.get<std::int32_t>();
+  info.size = rd.get<std::int32_t>();
+  info.payload_offset = rd.get<std::uint64_t>();
+  info.total_bytes = rd.get<std::uint64_t>();
+  const auto table_bytes = rd.get<std::uint64_t>();
+  const auto table_hash = rd.get<std::uint64_t>();
+  if (kHeaderBytes + table_bytes > available || kHeaderBytes + table_bytes > info.payload_offset) {
+    FX_THROW(CheckpointError, fmt::format("{}: member table of {} bytes does not fit", what, table_bytes));
+  }
+  if (hash_bytes(image + kHeaderBytes, table_bytes) != table_hash) {
+    FX_THROW(CheckpointError, fmt::format("{}: member table checksum mismatch", what));
+  }
+  Reader tr(image + kHeaderBytes, table_bytes, what);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    MemberRecord r;
+    r.name = tr.get_string();
+    r.type = tr.get_string();
+    r.layout = tr.get_string();
+    const auto rank = tr.get<std::uint32_t>();
+    for (std::uint32_t d = 0; d < rank; ++d) r.extents.push_back(tr.get<std::uint64_t>());
+    r.offset = tr.get<std::uint64_t>();
+    r.bytes = tr.get<std::uint64_t>();
+    r.hash = tr.get<std::uint64_t>();
+    if (info.payload_offset + r.offset + r.bytes > info.total_bytes) {
+      FX_THROW(CheckpointError, fmt::format("{}: member '{}' lies outside the image", what, r.name));
+    }
+    info.members.push_back(std::move(r));
+  }
+  return info;
+}
+
+void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what) {
+  if (info.members.size() != members.size()) {
+    FX_THROW(CheckpointError, fmt::format("{}: holds {} members, {} are registered", what, info.members.size(),
+                                          members.size()));
+  }
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto& r = info.members[i];
+    const auto& m = members[i];
+    if (r.name != m.name || r.type != m.type || r.bytes != m.bytes) {
+      FX_THROW(CheckpointError,
+               fmt::format("{}: member {} is '{}' ({}, {} bytes) but '{}' ({}, {} bytes) is registered", what, i,
+                           r.name, r.type, r.bytes, m.name, m.type, m.bytes));
+    }
+  }
+}
+
+void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what) {
+  for (const auto& r : info.members) {
+    if (hash_bytes(image + info.payload_offset + r.offset, r.bytes) != r.hash) {
+      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
+    }
+  }
+}
+
+void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
+                  const std::string& what) {
+  check_compatible(info, members, what);
+  const std::byte* payload = image + info.payload_offset;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto& r = info.members[i];
+    const Member& m = members[i];
+    const std::byte* src = payload + r.offset;
+    // Host members: verified while copying; others: verified first.
+    const std::uint64_t h = m.host ? copy_and_hash(m.host(), src, r.bytes) : hash_bytes(src, r.bytes);
+    if (h != r.hash) FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
+    if (!m.host) m.load(src);
+  }
+}
+
+}  // namespace fx::detail

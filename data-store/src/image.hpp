@@ -1,0 +1,62 @@
+#pragma once
+// A rank's checkpoint image: one contiguous byte range holding a header,
+// a member table and the members' bytes. The same bytes are the own copy,
+// what goes to the buddy, and what the parity is computed over.
+//
+//   [header 96 B][member table][zero pad to 4 KiB][member 0][pad to 64 B][member 1]...
+#include <fx/data_store/member.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fx::detail {
+
+constexpr std::uint32_t kImageFormat = 1;
+
+struct MemberRecord {
+  std::string name;
+  std::string type;
+  std::string layout;
+  std::vector<std::uint64_t> extents;
+  std::uint64_t offset = 0;  // from the payload start
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;    // XXH3-64 of the bytes
+};
+
+struct ImageInfo {
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;  // commit count of the version (drives the HDF5 cadence)
+  int rank = -1;
+  int size = 0;
+  std::vector<MemberRecord> members;
+  std::uint64_t payload_offset = 0;
+  std::uint64_t total_bytes = 0;
+
+  std::uint64_t digest() const;  // one hash over the member hashes
+};
+
+// Where every member goes (hashes still 0).
+ImageInfo layout_image(const std::vector<Member>& members, std::int64_t iteration, std::int64_t sequence,
+                       int rank, int size);
+// The same, for member records read from elsewhere (HDF5): offsets recomputed.
+void layout_records(ImageInfo& info);
+// Copy every member into `image` (info.total_bytes long), hashing on the
+// way, and write the header: info.members[i].hash is filled in.
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image);
+// Header + table into image[0, payload_offset).
+void write_header(const ImageInfo& info, std::byte* image);
+// Decode a header from the first `available` bytes; throws CheckpointError
+// naming `what` (e.g. "buddy copy of rank 3, iteration 40").
+ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what);
+// The image must hold exactly the registered members (names, types, bytes).
+void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what);
+// Hash every member's bytes in the image against the table.
+void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what);
+// Verify and copy every member back into the application (one pass for
+// host members). Throws CheckpointError on a checksum mismatch.
+void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
+                  const std::string& what);
+
+}  // namespace fx::detail

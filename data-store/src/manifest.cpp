@@ -1,0 +1,215 @@
+#include "manifest.hpp"
+
+#include <fx/error.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace fx::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kFormatName = "fx-checkpoint";
+
+template <class T>
+T field(const YAML::Node& node, const char* key, const std::string& path) {
+  const YAML::Node v = node[key];
+  if (!v) FX_THROW(CheckpointError, fmt::format("{}: manifest has no '{}'", path, key));
+  try {
+    return v.as<T>();
+  } catch (const YAML::Exception&) {
+    FX_THROW(CheckpointError, fmt::format("{}:{}:{}: '{}' has a bad value '{}'", path, v.Mark().line + 1,
+                                          v.Mark().column + 1, key, v.Scalar()));
+  }
+}
+
+void make_dir(const fs::path& p) {
+  if (::mkdir(p.c_str(), 0750) == 0) return;
+  if (errno == EEXIST && fs::is_directory(p)) return;
+  FX_THROW(CheckpointError, fmt::format("cannot create checkpoint directory {}: {}", p.string(), std::strerror(errno)));
+}
+
+}  // namespace
+
+std::string version_dir_name(std::int64_t iteration) { return fmt::format("iter-{:012d}", iteration); }
+std::string rank_file_name(int rank) { return fmt::format("rank-{:06d}.h5", rank); }
+
+std::optional<std::int64_t> parse_version_dir(const std::string& name) {
+  constexpr std::string_view prefix = "iter-";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  std::int64_t v = 0;
+  for (std::size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+std::string format_manifest(const Manifest& m) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "format" << YAML::Value << kFormatName;
+  out << YAML::Key << "format_version" << YAML::Value << m.format_version;
+  out << YAML::Key << "iteration" << YAML::Value << m.iteration;
+  out << YAML::Key << "sequence" << YAML::Value << m.sequence;
+  out << YAML::Key << "rank_count" << YAML::Value << m.rank_count;
+  out << YAML::Key << "files" << YAML::Value << YAML::BeginSeq;
+  for (const auto& f : m.files) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "rank" << YAML::Value << f.rank;
+    out << YAML::Key << "file" << YAML::Value << f.file;
+    out << YAML::Key << "bytes" << YAML::Value << f.bytes;
+    out << YAML::Key << "xxh3" << YAML::Value << fmt::format("{:016x}", f.checksum);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+Manifest parse_manifest(const std::string& text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    FX_THROW(CheckpointError, fmt::format("{}:{}:{}: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap()) FX_THROW(CheckpointError, fmt::format("{}: not a manifest (expected a mapping)", path));
+  if (field<std::string>(root, "format", path) != kFormatName) {
+    FX_THROW(CheckpointError, fmt::format("{}: format is not '{}'", path, kFormatName));
+  }
+  Manifest m;
+  m.format_version = field<int>(root, "format_version", path);
+  if (m.format_version != kDiskFormat) {
+    FX_THROW(CheckpointError,
+             fmt::format("{}: format_version {} (this build reads {})", path, m.format_version, kDiskFormat));
+  }
+  m.iteration = field<std::int64_t>(root, "iteration", path);
+  m.sequence = field<std::int64_t>(root, "sequence", path);
+  m.rank_count = field<int>(root, "rank_count", path);
+  const YAML::Node files = root["files"];
+  if (m.rank_count < 1 || !files || !files.IsSequence() || files.size() != static_cast<std::size_t>(m.rank_count)) {
+    FX_THROW(CheckpointError, fmt::format("{}: rank_count {} does not match the {} entries of 'files'", path,
+                                          m.rank_count, files && files.IsSequence() ? files.size() : 0));
+  }
+  m.files.resize(static_cast<std::size_t>(m.rank_count));
+  std::vector<bool> seen(m.files.size(), false);
+  for (const auto& f : files) {
+    ManifestEntry e;
+    e.rank = field<int>(f, "rank", path);
+    e.file = field<std::string>(f, "file", path);
+    e.bytes = field<std::uint64_t>(f, "bytes", path);
+    const auto hex = field<std::string>(f, "xxh3", path);
+    char* end = nullptr;
+    e.checksum = std::strtoull(hex.c_str(), &end, 16);
+    if (hex.empty() || *end != '\0') FX_THROW(CheckpointError, fmt::format("{}: bad xxh3 '{}'", path, hex));
+    if (e.rank < 0 || e.rank >= m.rank_count || seen[static_cast<std::size_t>(e.rank)]) {
+      FX_THROW(CheckpointError, fmt::format("{}: rank {} is out of range or listed twice", path, e.rank));
+    }
+    if (e.file.empty() || e.file.find('/') != std::string::npos) {
+      FX_THROW(CheckpointError, fmt::format("{}: bad file name '{}' for rank {}", path, e.file, e.rank));
+    }
+    seen[static_cast<std::size_t>(e.rank)] = true;
+    m.files[static_cast<std::size_t>(e.rank)] = e;
+  }
+  return m;
+}
+
+Manifest read_manifest(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) FX_THROW(CheckpointError, fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_manifest(ss.str(), file.string());
+}
+
+void sync_path(const fs::path& p, bool directory) {
+  const int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    FX_THROW(CheckpointError, fmt::format("cannot fsync {}: {}", p.string(), std::strerror(err)));
+  }
+  ::close(fd);
+}
+
+void write_manifest(const fs::path& dir, const Manifest& m) {
+  const fs::path final_path = dir / kManifestName;
+  const fs::path tmp = dir / (std::string(kManifestName) + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << format_manifest(m);
+    out.flush();
+    if (!out) FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  }
+  ::chmod(tmp.c_str(), 0640);
+  sync_path(tmp, false);
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    FX_THROW(CheckpointError, fmt::format("cannot rename {} to {}: {}", tmp.string(), final_path.string(),
+                                          std::strerror(errno)));
+  }
+  sync_path(dir, true);
+}
+
+std::vector<VersionDir> list_versions(const fs::path& root) {
+  std::vector<VersionDir> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto it_num = parse_version_dir(it->path().filename().string());
+    if (!it_num || !it->is_directory(ec)) continue;
+    out.push_back({*it_num, it->path(), fs::exists(it->path() / kManifestName, ec)});
+  }
+  std::sort(out.begin(), out.end(), [](const VersionDir& a, const VersionDir& b) { return a.iteration > b.iteration; });
+  return out;
+}
+
+fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
+  fs::path partial;
+  for (const auto& part : root) {
+    partial /= part;
+    if (partial == partial.root_path()) continue;
+    make_dir(partial);
+  }
+  const fs::path dir = root / version_dir_name(iteration);
+  make_dir(dir);
+  return dir;
+}
+
+std::vector<fs::path> prune_versions(const fs::path& root, std::int64_t current, int keep) {
+  std::vector<fs::path> removed;
+  int kept = 0;
+  for (const auto& v : list_versions(root)) {
+    if (v.iteration > current) continue;
+    if (v.complete && kept < std::max(keep, 1)) {
+      ++kept;
+      continue;
+    }
+    std::error_code ec;
+    fs::remove_all(v.path, ec);
+    removed.push_back(v.path);
+  }
+  return removed;
+}
+
+std::vector<fs::path> remove_versions_above(const fs::path& root, std::int64_t iteration) {
+  std::vector<fs::path> removed;
+  for (const auto& v : list_versions(root)) {
+    if (v.iteration <= iteration) continue;
+    std::error_code ec;
+    fs::remove_all(v.path, ec);
+    removed.push_back(v.path);
+  }
+  return removed;
+}
+
+}  // namespace fx::detail

@@ -1,0 +1,69 @@
+#pragma once
+// The on-disk layout of the HDF5 level, without HDF5 itself:
+//
+//   <directory>/iter-000000000040/rank-000003.h5   one file per rank
+//   <directory>/iter-000000000040/manifest.yaml    written last, by rank 0,
+//                                                  after every rank's file is in place
+//
+// A version is complete when its manifest exists; retention and cold
+// restart look only at complete versions.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fx::detail {
+
+constexpr int kDiskFormat = 1;
+
+struct ManifestEntry {
+  int rank = -1;
+  std::string file;            // relative to the version directory
+  std::uint64_t bytes = 0;     // file size: catches truncation before HDF5 is opened
+  std::uint64_t checksum = 0;  // the image digest (hash over the member hashes)
+};
+
+struct Manifest {
+  int format_version = kDiskFormat;
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;
+  int rank_count = 0;
+  std::vector<ManifestEntry> files;  // index = rank
+};
+
+std::string format_manifest(const Manifest& m);
+// Throws CheckpointError naming `path` (and line:column for YAML errors).
+Manifest parse_manifest(const std::string& text, const std::string& path);
+Manifest read_manifest(const std::filesystem::path& file);
+// Temporary name, fsync, rename, fsync of the directory.
+void write_manifest(const std::filesystem::path& version_dir, const Manifest& m);
+
+std::string version_dir_name(std::int64_t iteration);
+std::string rank_file_name(int rank);
+std::optional<std::int64_t> parse_version_dir(const std::string& name);
+constexpr const char* kManifestName = "manifest.yaml";
+
+struct VersionDir {
+  std::int64_t iteration = -1;
+  std::filesystem::path path;
+  bool complete = false;  // has a manifest
+};
+// Version directories under root, newest first (none when root is missing).
+std::vector<VersionDir> list_versions(const std::filesystem::path& root);
+
+// Create root and a version directory (owner rwx, group rx): files are
+// never world-writable.
+std::filesystem::path make_version_dir(const std::filesystem::path& root, std::int64_t iteration);
+// Flush a file or directory to stable storage; throws CheckpointError.
+void sync_path(const std::filesystem::path& p, bool directory);
+
+// Retention after version `current` became complete: keep the newest
+// `keep` complete versions at or below `current`, remove everything else
+// at or below it. Returns the removed directories.
+std::vector<std::filesystem::path> prune_versions(const std::filesystem::path& root, std::int64_t current, int keep);
+// After restoring `iteration`: versions above it belong to an abandoned
+// future (or were unusable); remove them.
+std::vector<std::filesystem::path> remove_versions_above(const std::filesystem::path& root, std::int64_t iteration);
+
+}  // namespace fx::detail

@@ -1,0 +1,275 @@
+// The in-memory redundancy: buddy copies and XOR parity, at commit and at
+// restore.
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "store_impl.hpp"
+#include "xor.hpp"
+
+namespace fx {
+
+using detail::Slot;
+using detail::Source;
+using detail::Transfer;
+
+bool DataStore::Impl::protect(Slot& s, bool mine_ok) {
+  if (size() < 2) {
+    if (!warned_alone) log::warn("a single rank has no buddy: in-memory checkpoints survive no failure");
+    warned_alone = true;
+    return true;
+  }
+  return parity() ? protect_parity(s, mine_ok) : protect_buddy(s, mine_ok);
+}
+
+// Send my image to the rank that holds my copy; receive the image of the
+// rank whose copy I hold. Sizes first, so a rank with nothing to send (its
+// pack failed) sends an empty size instead of leaving its buddy waiting.
+bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok) {
+  const int n = size();
+  const int r = rank();
+  const int dest = detail::buddy_of(r, n, distance);
+  const int src = detail::buddy_source(r, n, distance);
+  const std::uint64_t out[2] = {mine_ok ? s.own_info.total_bytes : 0, s.own_info.payload_offset};
+  std::uint64_t in[2] = {0, 0};
+  comm.sendrecv(out, 2, dest, in, 2, src, detail::kTagSize);
+  Transfer t(comm, orphans);
+  if (in[0] > 0) {
+    s.held.reset(in[0]);
+    t.recv(s.held.data(), in[0], src, detail::kTagImage);
+  }
+  if (out[0] > 0) t.send(s.own.data(), out[0], dest, detail::kTagImage);
+  t.wait();
+  if (in[0] == 0) return false;
+  s.held_rank = src;
+  s.held_header = in[1];
+  s.held_ok = true;
+  return true;
+}
+
+// Distributed XOR parity over a group of m ranks (SCR's scheme): each
+// image, padded to the group's stripe, is cut into m-1 chunks; rank j keeps
+// P_j, the XOR of one chunk of every other member, built on a ring in m-1
+// steps. Any one lost image is the XOR of the others' chunks and parities.
+bool DataStore::Impl::protect_parity(Slot& s, bool mine_ok) {
+  const int n = size();
+  const int r = rank();
+  const auto sizes = comm.allgather<std::uint64_t>(mine_ok ? s.own_info.total_bytes : 0);
+  const detail::ParityGroup g = detail::parity_group(r, n, options.memory.parity_group);
+  const int m = g.count;
+  std::uint64_t biggest = 0;
+  for (int q = g.first; q < g.first + m; ++q) {
+    if (sizes[static_cast<std::size_t>(q)] == 0) return false;
+    biggest = std::max(biggest, sizes[static_cast<std::size_t>(q)]);
+  }
+  const std::uint64_t unit = 64 * static_cast<std::uint64_t>(m - 1);
+  const std::uint64_t stripe = (biggest + unit - 1) / unit * unit;
+  const std::uint64_t c = stripe / static_cast<std::uint64_t>(m - 1);
+  s.own.grow(stripe);
+  std::memset(s.own.data() + s.own_info.total_bytes, 0, stripe - s.own_info.total_bytes);
+  auto chunk = [&](int k) { return s.own.data() + static_cast<std::uint64_t>(k) * c; };
+
+  const int idx = r - g.first;
+  const int next = g.first + (idx + 1) % m;
+  const int prev = g.first + (idx + m - 1) % m;
+  scratch_a.reset(c);
+  scratch_b.reset(c);
+  s.held.reset(c);
+  std::byte* bufs[2] = {scratch_a.data(), scratch_b.data()};
+  const std::byte* out = chunk(m - 2);
+  for (int t = 1; t <= m - 1; ++t) {
+    std::byte* in = t == m - 1 ? s.held.data() : bufs[t % 2];
+    Transfer x(comm, orphans);
+    x.recv(in, c, prev, detail::kTagParity);
+    x.send(out, c, next, detail::kTagParity);
+    x.wait();
+    if (t < m - 1) {
+      detail::xor_into(in, chunk(m - 2 - t), c);
+      out = in;
+    }
+  }
+  s.held_ok = false;
+  s.held_rank = -1;
+  s.parity_ok = true;
+  s.stripe = stripe;
+  return true;
+}
+
+bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
+  const int n = size();
+  const int r = rank();
+  const std::int64_t it = plan.iteration;
+  const auto& me = plan.ranks[static_cast<std::size_t>(r)];
+  Slot* mine = nullptr;
+  if (me.source == Source::own) {
+    for (auto& v : versions) {
+      if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == n) mine = v.get();
+    }
+  }
+  if (parity()) {
+    rebuild_parity(plan, mine);
+  } else {
+    Transfer t(comm, orphans);
+    pull_buddy(plan, t, mine);
+    t.wait();
+    start_protect(plan);
+  }
+
+  const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
+                           : me.source == Source::buddy
+                               ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
+                               : fmt::format("image of iteration {} rebuilt from parity", it);
+  bool ok = true;
+  try {
+    if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
+    if (me.source != Source::own) {
+      mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), what);
+      if (mine->own_info.iteration != it || mine->own_info.rank != r) {
+        FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what, mine->own_info.iteration,
+                                              mine->own_info.rank));
+      }
+    }
+    detail::unpack_image(mine->own_info, mine->own.data(), members, what);
+    if (me.source != Source::own) {
+      mine->own_ok = true;
+      mine->sequence = mine->own_info.sequence;
+    }
+  } catch (const CheckpointError& e) {
+    log::warn("{}", e.what());
+    ok = false;
+    if (mine && me.source != Source::own) mine->own_ok = false;
+  }
+  const bool all_ok = comm.agree(ok ? 1 : 0) != 0;
+  if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
+  return all_ok;
+}
+
+// A recovered rank receives its image from the rank holding its copy; the
+// holders send. Straight into the version slot, in one message each.
+void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
+  const int n = size();
+  const int r = rank();
+  const std::int64_t it = plan.iteration;
+  const auto& me = plan.ranks[static_cast<std::size_t>(r)];
+  if (me.source == Source::buddy) {
+    Slot& s = slot_for(it, n);
+    s.sequence = plan.sequence;
+    s.own.reset(me.bytes);
+    t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
+    mine = &s;
+  }
+  for (int q = 0; q < n; ++q) {
+    const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    if (rp.source != Source::buddy || rp.holder != r) continue;
+    Slot* s = find(it);
+    if (!s || !s->held_ok || s->held_rank != q) {
+      FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}",
+                                            q, it));
+    }
+    t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
+  }
+}
+
+// Re-create missing buddy copies (a recovered rank's, and the one a
+// recovered rank should hold) in the background: the application resumes
+// at once, MPI progresses the copies during its steps, and the next
+// commit() or restore() completes them before relying on them.
+void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
+  const int n = size();
+  const int r = rank();
+  const std::int64_t it = plan.iteration;
+  for (int q = 0; q < n; ++q) {
+    const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    if (rp.protect_from == r) {
+      Slot* s = find(it);
+      const bool own = q == r;
+      if (!s || (own ? !s->own_ok : (!s->held_ok || s->held_rank != q))) {
+        FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}",
+                                              q, it));
+      }
+      Transfer x(comm, orphans);
+      if (own) x.send(s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect);
+      else x.send(s->held.data(), s->held.size(), rp.protect_to, detail::kTagProtect);
+      background.push_back({x.release(), nullptr});
+    }
+    if (rp.protect_to == r) {
+      Slot& s = slot_for(it, n);
+      s.sequence = plan.sequence;
+      s.held_ok = false;
+      s.held.reset(rp.bytes);
+      Transfer x(comm, orphans);
+      x.recv(s.held.data(), rp.bytes, rp.protect_from, detail::kTagProtect);
+      Slot* sp = &s;
+      background.push_back({x.release(), [sp, q, header = rp.header] {
+                              sp->held_rank = q;
+                              sp->held_header = header;
+                              sp->held_ok = true;
+                            }});
+    }
+  }
+}
+
+// Parity: the one rank of a group without its image gets, from every other
+// member, the m chunks it contributes to each parity block (its parity
+// block itself for its own slot), and XORs them: that is its image and its
+// parity block.
+void DataStore::Impl::rebuild_parity(const detail::RestorePlan& plan, Slot*& mine) {
+  const int n = size();
+  const int r = rank();
+  const std::int64_t it = plan.iteration;
+  const detail::ParityGroup g = detail::parity_group(r, n, options.memory.parity_group);
+  const int m = g.count;
+  int f = -1;
+  for (int q = g.first; q < g.first + m; ++q) {
+    if (plan.ranks[static_cast<std::size_t>(q)].source == Source::parity) f = q;
+  }
+  if (f < 0) return;
+  const std::uint64_t stripe = plan.ranks[static_cast<std::size_t>(f)].bytes;
+  const std::uint64_t c = stripe / static_cast<std::uint64_t>(m - 1);
+  const int fi = f - g.first;
+  if (r == f) {
+    scratch_a.reset(c * static_cast<std::uint64_t>(m));
+    scratch_b.reset(c * static_cast<std::uint64_t>(m));
+    std::memset(scratch_a.data(), 0, scratch_a.size());
+    for (int i = g.first; i < g.first + m; ++i) {
+      if (i == f) continue;
+      Transfer x(comm, orphans);
+      x.recv(scratch_b.data(), scratch_b.size(), i, detail::kTagRebuild);
+      x.wait();
+      detail::xor_into(scratch_a.data(), scratch_b.data(), scratch_a.size());
+    }
+    Slot& s = slot_for(it, n);
+    s.sequence = plan.sequence;
+    s.own.reset(stripe);
+    s.held.reset(c);
+    for (int k = 0; k < m - 1; ++k) {
+      std::memcpy(s.own.data() + static_cast<std::uint64_t>(k) * c,
+                  scratch_a.data() + static_cast<std::uint64_t>((fi + k + 1) % m) * c, c);
+    }
+    std::memcpy(s.held.data(), scratch_a.data() + static_cast<std::uint64_t>(fi) * c, c);
+    s.stripe = stripe;
+    s.parity_ok = true;
+    mine = &s;
+    return;
+  }
+  Slot* s = find(it);
+  if (!s || !s->own_ok || !s->parity_ok) {
+    FX_THROW(CheckpointError, fmt::format("restore plan expects this rank's image and parity of iteration {}", it));
+  }
+  // One contiguous message of m chunks, in target order.
+  const int idx = r - g.first;
+  scratch_b.reset(c * static_cast<std::uint64_t>(m));
+  for (int j = 0; j < m; ++j) {
+    const std::byte* src = j == idx ? s->held.data()
+                                    : s->own.data() + static_cast<std::uint64_t>((j - idx + m) % m - 1) * c;
+    std::memcpy(scratch_b.data() + static_cast<std::uint64_t>(j) * c, src, c);
+  }
+  Transfer x(comm, orphans);
+  x.send(scratch_b.data(), scratch_b.size(), f, detail::kTagRebuild);
+  x.wait();
+}
+
+}  // namespace fx

@@ -1,0 +1,147 @@
+#pragma once
+// DataStore internals shared by store.cpp (API, commit, restore),
+// redundancy.cpp (buddy and parity exchanges) and disk.cpp (HDF5 level).
+#include <fx/data_store/store.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "buffer.hpp"
+#include "image.hpp"
+#include "manifest.hpp"
+#include "plan.hpp"
+
+namespace fx::detail {
+
+// Message tags of the store; the app comm is the application's too, so
+// they sit well above what applications use for halos.
+enum Tag : int {
+  kTagSize = 0x5f00,
+  kTagImage,
+  kTagPull,
+  kTagProtect,
+  kTagParity,
+  kTagRebuild,
+};
+
+// One version on this rank: its own image and the redundancy it holds for
+// others (a buddy's image, or a parity block).
+struct Slot {
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;
+  int size = 0;                 // app size when taken
+  Buffer own;
+  ImageInfo own_info;
+  bool own_ok = false;          // own image complete (own_info.rank is the logical rank)
+  Buffer held;
+  std::uint64_t held_header = 0;
+  int held_rank = -1;           // buddy: whose image `held` is
+  bool held_ok = false;
+  bool parity_ok = false;       // parity: `held` is this rank's complete parity block
+  std::uint64_t stripe = 0;     // parity: padded image size of the group
+  bool committed = false;
+
+  void clear_flags();
+  SlotSummary summary() const;
+};
+
+// Nonblocking messages completed together. Messages over 1 GiB go in
+// pieces (MPI counts are int). On a failure the comm is revoked, so every
+// peer's pending operations end too, and unfinished requests are handed to
+// `orphans`, drained before the store touches its buffers again.
+class Transfer {
+ public:
+  Transfer(const Comm& comm, std::vector<MPI_Request>& orphans) : comm_(comm), orphans_(orphans) {}
+  ~Transfer();
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+
+  void send(const std::byte* data, std::size_t n, int peer, int tag);
+  void recv(std::byte* data, std::size_t n, int peer, int tag);
+  void wait();
+  // Hand the requests over for completion later (background work).
+  std::vector<MPI_Request> release();
+
+ private:
+  void fail(int rc);  // throws
+  const Comm& comm_;
+  std::vector<MPI_Request>& orphans_;
+  std::vector<MPI_Request> requests_;
+};
+
+// Requests left running by restore(): buddy copies for recovered ranks.
+struct Background {
+  std::vector<MPI_Request> requests;
+  std::function<void()> done;  // runs once all completed successfully
+};
+
+}  // namespace fx::detail
+
+namespace fx {
+
+struct DataStore::Impl {
+  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m) : options(o), comm(c), members(m) {}
+
+  const CheckpointConfig& options;
+  const Comm& comm;
+  const std::vector<Member>& members;
+
+  std::vector<std::unique_ptr<detail::Slot>> versions;  // oldest first
+  std::vector<std::unique_ptr<detail::Slot>> pool;      // retired; buffers reused
+  std::optional<std::int64_t> committed;
+  std::int64_t sequence = 0;                             // of the newest committed / restored version
+  bool topology_valid = false;
+  int distance = 0;
+  std::vector<MPI_Request> orphans;
+  std::vector<detail::Background> background;
+  CheckpointStats commit_stats, restore_stats;
+  detail::Buffer scratch_a, scratch_b;
+  bool warned_alone = false;
+
+  int rank() const { return comm.rank(); }
+  int size() const { return comm.size(); }
+  bool parity() const { return options.memory.scheme == "parity"; }
+  int depth() const { return std::max(options.memory.depth, 1); }
+
+  // Versions
+  detail::Slot& new_slot(std::int64_t iteration, bool recycle);
+  void retire(std::size_t index);
+  void drop_from(std::int64_t iteration);  // versions >= iteration
+  void drop_above(std::int64_t iteration);
+  void trim();
+  detail::Slot* find(std::int64_t iteration);
+  detail::Slot& slot_for(std::int64_t iteration, int size);  // existing, or new without recycling
+  std::unique_ptr<detail::Slot> spare_slot();                // from the pool, outside `versions`
+
+  // Background and abandoned requests
+  void drain_orphans();
+  void settle_background();  // tolerant: failures mean "not done"
+  void flush();              // strict: failures throw
+
+  // Topology: commit() gathers the hosts when set_comm() made them unknown,
+  // restore() always does (with the inventories).
+  void ensure_topology();
+  void set_topology(const char* names, std::size_t stride);
+
+  // Redundancy (redundancy.cpp); collective. Return false when some rank
+  // of the exchange had no image to give (its pack failed).
+  bool protect(detail::Slot& s, bool mine_ok);
+  bool protect_buddy(detail::Slot& s, bool mine_ok);
+  bool protect_parity(detail::Slot& s, bool mine_ok);
+  // Restore from memory by plan; false when a check failed on some rank.
+  bool restore_memory(const detail::RestorePlan& plan);
+  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
+  void start_protect(const detail::RestorePlan& plan);
+  void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);
+
+  // HDF5 level (disk.cpp)
+  bool hdf5_due(std::int64_t sequence) const;
+  void write_hdf5(detail::Slot& s);
+  std::optional<std::int64_t> restore_hdf5(bool fallback);
+  std::filesystem::path root() const { return options.hdf5.directory; }
+};
+
+}  // namespace fx

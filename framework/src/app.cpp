@@ -1,0 +1,82 @@
+#include <fx/app.hpp>
+#include <fx/detail/status.hpp>
+#include <fx/log.hpp>
+#include <fx/recovery/shutdown.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdio>
+
+#include "runtime.hpp"
+
+namespace fx {
+
+std::int64_t ResilientApp::resize(Context& ctx) {
+  ctx.store().clear();
+  setup(ctx);
+  initialize(ctx);
+  return 0;
+}
+
+namespace detail {
+namespace {
+
+// An error no repair can fix (bad app configuration, a bug): every rank
+// may be blocked in MPI, so the job is ended at once, with the reason.
+[[noreturn]] void fatal(const Error& e, ExitCode code) {
+  log::error("{}", e.what());
+  write_status(code, e.what());
+  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
+  std::_Exit(static_cast<int>(code));
+}
+
+}  // namespace
+
+int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int world_rank = 0, world_size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+
+  Config config;
+  try {
+    config = load_config(argc, argv);
+    validate_against_world(config, world_size);
+  } catch (const ConfigError& e) {
+    // Every rank parsed the same input and reached the same verdict.
+    if (world_rank == 0) {
+      std::fprintf(stderr, "fx: error: %s\n", e.what());
+      write_status(ExitCode::usage, e.what());
+    }
+    MPI_Finalize();
+    return static_cast<int>(ExitCode::usage);
+  }
+  log::set_level(config.log_level);
+  Kokkos::initialize(argc, argv);
+  std::vector<std::string> args(argv, argv + argc);
+
+  int code = 0;
+  bool failures = false;
+  MPI_Comm world = MPI_COMM_NULL;
+  try {
+    auto app = make();
+    Runtime rt(std::move(config), std::move(args), *app);
+    code = rt.execute();
+    failures = rt.failures_seen();
+    world = rt.release_world();
+  } catch (const ConfigError& e) {
+    fatal(e, ExitCode::usage);
+  } catch (const Error& e) {
+    fatal(e, ExitCode::error);
+  } catch (const std::exception& e) {
+    fatal(Error(e.what(), __FILE__, __LINE__), ExitCode::error);
+  }
+  Kokkos::finalize();
+  shutdown(world, failures, code);
+  return code;
+}
+
+}  // namespace detail
+}  // namespace fx

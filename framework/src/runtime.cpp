@@ -1,0 +1,464 @@
+#include "runtime.hpp"
+
+#include <fx/clock.hpp>
+#include <fx/detail/status.hpp>
+#include <fx/log.hpp>
+#include <fx/recovery/shutdown.hpp>
+#include <fx/recovery/ulfm.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "deadline.hpp"
+
+namespace fx::detail {
+namespace {
+
+IdleMode idle_mode_of(SpareIdle s) {
+  switch (s) {
+    case SpareIdle::block: return IdleMode::block;
+    case SpareIdle::yield: return IdleMode::yield;
+    case SpareIdle::sleep: break;
+  }
+  return IdleMode::sleep;
+}
+
+double read_kill_stamp(int world_rank) {
+  const std::string path = kill_stamp_path(world_rank);
+  if (path.empty()) return -1;
+  std::ifstream in(path);
+  double t = -1;
+  if (in >> t) return t;
+  return -1;
+}
+
+void free_comm(MPI_Comm& c) {
+  if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD) MPI_Comm_free(&c);
+  c = MPI_COMM_NULL;
+}
+
+}  // namespace
+
+Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app)
+    : config_(std::move(config)),
+      args_(std::move(args)),
+      app_(app),
+      ctx_(*this),
+      store_(std::make_unique<DataStore>(config_.checkpoint)),
+      idle_mode_(idle_mode_of(config_.spares.idle)) {}
+
+Runtime::~Runtime() = default;
+
+double Runtime::since_start() const { return now() - t_start_; }
+
+void Runtime::init_world() {
+  MPI_Comm_dup(MPI_COMM_WORLD, &world_);
+  MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(world_, &world_rank_);
+  MPI_Comm_size(world_, &world_size_);
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(static_cast<std::size_t>(world_size_) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, world_);
+  for (int r = 0; r < world_size_; ++r) hosts_.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+
+  const int spares = config_.spares.count;
+  const auto spare_ranks = choose_spares(world_size_, spares,
+                                           config_.spares.placement == SparePlacement::spread ? "spread" : "last",
+                                           node_ids(world_));
+  int next = 0;
+  for (int r = 0; r < world_size_; ++r) {
+    const bool spare = std::binary_search(spare_ranks.begin(), spare_ranks.end(), r);
+    members_.push_back({r, spare ? -1 : next++});
+  }
+  active_size_ = world_size_ - spares;
+  logical_ = members_[static_cast<std::size_t>(world_rank_)].logical;
+  role_ = logical_ >= 0 ? Role::initial : Role::spare;
+
+  MPI_Comm app = MPI_COMM_NULL;
+  MPI_Comm_split(world_, logical_ >= 0 ? 0 : MPI_UNDEFINED, logical_, &app);
+  if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
+  comm_ = Comm(std::make_shared<CommSlot>(CommSlot{app, this}));
+  if (logical_ >= 0) store_->set_comm(comm_);
+  injector_ = Injector(config_.inject, world_rank_, world_size_, spares);
+  watch_.post(world_);
+  publish_identity();
+}
+
+void Runtime::publish_identity() {
+  if (logical_ >= 0) log::set_identity('r', logical_, active_size_);
+  else log::set_identity('s', world_rank_, world_size_);
+}
+
+int Runtime::execute() {
+  t_start_ = now();
+  init_world();
+  report_.set_config(config_, active_size_, config_.spares.count, world_size_);
+  if (!ulfm::active()) {
+    log::warn("fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
+              "a process failure will end the job");
+  }
+  log::info("{} active ranks + {} spares on {} processes; checkpoint every {} iterations",
+            active_size_, config_.spares.count, world_size_, config_.checkpoint.memory.every);
+
+  bool repair_pending = false;
+  try {
+  while (true) {
+    try {
+      if (repair_pending) {
+        recover();
+        repair_pending = false;
+      }
+      if (role_ == Role::spare) {
+        if (idle_as_spare()) break;
+      } else {
+        run_active();
+        break;
+      }
+    } catch (const ProcessFailure& e) {
+      if (!failing_) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an fx call");
+      log::debug("caught ProcessFailure: {} ({}:{})", e.what(), e.file(), e.line());
+      repair_pending = true;
+    } catch (const JobEnded&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Other ranks may be blocked waiting for this one: revoke, and let the
+      // repair's identity exchange carry the verdict to every live process.
+      const auto* cfg = dynamic_cast<const ConfigError*>(&e);
+      fatal_ = e.what();
+      fatal_code_ = cfg ? ExitCode::usage : ExitCode::error;
+      if (!cfg) log::error("{}", fatal_);
+      on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
+      repair_pending = true;
+    }
+  }
+  } catch (const JobEnded& e) {
+    return end_job(e);
+  }
+  return finish_job();
+}
+
+void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
+  if (!failing_) {
+    failing_ = true;
+    t_detect_ = now();
+    failing_call_ = call;
+    log::debug("failure detected: {} returned {}", call, ulfm::error_name(rc));
+  }
+  revoke_all();
+}
+
+void Runtime::revoke_all() {
+  if (comm_.valid()) ulfm::revoke(comm_.raw());
+  for (auto& d : derived_) {
+    if (d.slot->raw != MPI_COMM_NULL) ulfm::revoke(d.slot->raw);
+  }
+  ulfm::revoke(world_);  // wakes the idle spares
+}
+
+void Runtime::check_world_watch() {
+  int rc = MPI_SUCCESS;
+  if (!watch_.test(rc)) return;
+  if (rc == MPI_SUCCESS) {
+    log::warn("unexpected control message {} on an active rank; ignored", watch_.message());
+    watch_.post(world_);
+    return;
+  }
+  on_failure(world_, rc, "world watch");
+  throw ProcessFailure(fmt::format("world watch returned {}", ulfm::error_name(rc)), {}, __FILE__, __LINE__);
+}
+
+bool Runtime::idle_as_spare() {
+  injector_.at(Phase::spare_idle, -1, -1, active_size_, nullptr);
+  const int rc = idle_wait(watch_, idle_mode_, config_.spares.poll_interval_ms);
+  if (rc == MPI_SUCCESS && watch_.message() == kReleaseMessage) return true;
+  on_failure(world_, rc, "spare wait");
+  throw ProcessFailure(fmt::format("spare woken: {}", ulfm::error_name(rc)), {}, __FILE__, __LINE__);
+}
+
+void Runtime::fault_point(Phase phase) {
+  if (injector_.armed()) injector_.at(phase, iteration_, logical_, active_size_, store_.get());
+}
+
+void Runtime::checkpoint() {
+  fault_point(Phase::checkpoint);
+  const double t = now();
+  store_->commit(iteration_);
+  const double dt = now() - t;
+  std::uint64_t bytes = 0;
+  for (const auto& m : store_->members()) bytes += m.bytes;
+  if (logical_ == 0) {
+    report_.add_checkpoint({iteration_, t - t_start_, "memory", bytes, dt, dt > 0 ? bytes / dt : 0});
+  }
+  log::debug("checkpoint of iteration {}: {} bytes in {:.3f} ms", iteration_, bytes, dt * 1e3);
+}
+
+void Runtime::run_active() {
+  if (needs_rebuild_) rebuild_derived();
+  if (needs_setup_) {
+    app_.setup(ctx_);
+    needs_setup_ = false;
+  }
+  if (resized_) {
+    // resize() re-runs the app's registrations (setup), so what the old
+    // decomposition registered goes: derived comms and failure callbacks.
+    for (auto& d : derived_) free_comm(d.slot->raw);
+    derived_.clear();
+    callbacks_.clear();
+    needs_rebuild_ = false;
+    iteration_ = app_.resize(ctx_);
+    resized_ = false;
+    needs_restore_ = false;
+  }
+  if (needs_restore_) {
+    fault_point(Phase::restore);
+    const bool may_restore = recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
+    const double t = now();
+    std::optional<std::int64_t> restored;
+    if (may_restore) restored = store_->restore();
+    if (restored) {
+      iteration_ = *restored;
+      log::info("restored iteration {} in {:.2f} ms", iteration_, (now() - t) * 1e3);
+    } else {
+      if (recoveries_ > 0) log::warn("no checkpoint to restore: starting again from iteration 0");
+      app_.initialize(ctx_);
+      iteration_ = 0;
+    }
+    if (pending_recovery_) {
+      pending_recovery_->restore_s = now() - t;
+      pending_recovery_->restored_iteration = restored ? *restored : 0;
+      pending_recovery_->restored_level = restored ? "memory" : "none";
+    }
+    needs_restore_ = false;
+  }
+
+  const int every = config_.checkpoint.memory.every;
+  bool first = true;
+  while (true) {
+    check_world_watch();
+    fault_point(Phase::compute);
+    const bool done = app_.step(ctx_, iteration_);
+    if (first && pending_recovery_) {
+      // Kill (or detection) -> first completed step after the repair.
+      pending_recovery_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
+      log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration_, pending_recovery_->total_s * 1e3,
+                t_kill_ > 0 ? "kill" : "detection");
+      if (logical_ == 0) report_.add_recovery(*pending_recovery_);
+      pending_recovery_.reset();
+    }
+    first = false;
+    ++iteration_;
+    if (logical_ == 0) report_.add_progress(since_start(), iteration_);
+    if (done) break;
+    if (every > 0 && iteration_ % every == 0) checkpoint();
+  }
+  // Done only when every rank is done and alive.
+  app_comm().agree(1);
+  app_.finish(ctx_);
+}
+
+void Runtime::rebuild_derived() {
+  for (auto& d : derived_) {
+    MPI_Comm c = MPI_COMM_NULL;
+    const int rc = d.dup ? MPI_Comm_dup(comm_.raw(), &c) : MPI_Comm_split(comm_.raw(), d.color, d.key, &c);
+    comm_.check(rc, d.dup ? "MPI_Comm_dup (derived rebuild)" : "MPI_Comm_split (derived rebuild)", __FILE__,
+               __LINE__);
+    if (c != MPI_COMM_NULL) MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    d.slot->raw = c;
+  }
+  needs_rebuild_ = false;
+}
+
+Comm Runtime::derive(int color, int key, bool dup) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = dup ? MPI_Comm_dup(comm_.raw(), &c) : MPI_Comm_split(comm_.raw(), color, key, &c);
+  comm_.check(rc, dup ? "MPI_Comm_dup" : "MPI_Comm_split", __FILE__, __LINE__);
+  if (c != MPI_COMM_NULL) MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  derived_.push_back({std::make_shared<CommSlot>(CommSlot{c, this}), color, key, dup});
+  return Comm(derived_.back().slot);
+}
+
+std::vector<int> Runtime::failed_logical_ranks() const {
+  std::vector<int> out;
+  for (const auto& f : failed_) {
+    if (f.logical >= 0) out.push_back(f.logical);
+  }
+  return out;
+}
+
+void Runtime::recover() {
+  if (!failing_) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "recover");
+  watch_.cancel();
+  fault_point(Phase::repair);
+  const double t0 = now();
+  RepairResult res;
+  {
+    Deadline guard(config_.recovery.timeout_s, "repair (recovery.timeout_s)");
+    RepairRequest req;
+    req.world = world_;
+    req.members = members_;
+    req.my_logical = logical_;
+    req.active_size = active_size_;
+    req.shrink_when_exhausted = config_.recovery.on_exhausted == ExhaustedPolicy::shrink;
+    req.max_rounds = config_.recovery.max_rounds;
+    req.my_fatal = !fatal_.empty();
+    res = repair(req);
+  }
+  if (!res.fatal_world_ranks.empty()) {
+    // Ended by an error: the lowest process that hit one speaks for the job.
+    const bool speaker = res.fatal_world_ranks.front() == world_rank_;
+    if (speaker && fatal_code_ == ExitCode::usage) log::error("{}", fatal_);
+    world_ = res.world;
+    FX_THROW(JobEnded,
+             speaker ? fatal_ : fmt::format("ended by an error on world rank(s) {}", res.fatal_world_ranks),
+             speaker ? fatal_code_ : ExitCode::error, speaker);
+  }
+
+  // The old communicators are revoked; the new ones take their slots.
+  free_comm(world_);
+  MPI_Comm old_app = comm_.raw();
+  free_comm(old_app);
+  for (auto& d : derived_) free_comm(d.slot->raw);
+  world_ = res.world;
+  members_ = res.members;
+  failed_.insert(failed_.end(), res.failed.begin(), res.failed.end());
+
+  std::vector<int> failed_world, failed_logical;
+  std::vector<FailedProcess> injected;
+  t_kill_ = -1;
+  for (const auto& f : res.failed) {
+    failed_world.push_back(f.world_rank);
+    failed_logical.push_back(f.logical);
+    injected.push_back({f.world_rank, f.logical});
+    t_kill_ = std::max(t_kill_, read_kill_stamp(f.world_rank));
+  }
+  if (res.exhausted || static_cast<int>(failed_.size()) > config_.recovery.max_failures) {
+    int lowest = world_size_;
+    for (const auto& m : members_) lowest = std::min(lowest, m.world_rank);
+    const auto spares_left =
+        std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; });
+    const std::string why =
+        res.exhausted
+            ? fmt::format("{} process(es) failed (world ranks {}, logical ranks {}) and {} spare(s) were left; "
+                          "recovery.on_exhausted is 'abort'",
+                          res.failed.size(), failed_world, failed_logical, spares_left)
+            : fmt::format("{} failures in this run exceed recovery.max_failures = {} (last: world ranks {})",
+                          failed_.size(), config_.recovery.max_failures, failed_world);
+    FX_THROW(JobEnded, why, ExitCode::aborted, lowest == world_rank_);
+  }
+
+  const Role before = role_;
+  logical_ = res.my_logical;
+  active_size_ = res.active_size;
+  comm_.slot()->raw = res.app;
+  if (logical_ < 0) {
+    role_ = Role::spare;
+  } else if (before == Role::spare) {
+    role_ = Role::recovered;
+    needs_setup_ = true;
+  } else {
+    role_ = Role::survivor;
+    needs_rebuild_ = !derived_.empty();
+  }
+  if (logical_ >= 0) {
+    store_->set_comm(comm_);
+    if (res.shrunk) resized_ = true;
+    else needs_restore_ = true;
+  }
+  injector_.on_repair(injected, iteration_);
+  ++recoveries_;
+  failing_ = false;
+  watch_.post(world_);
+  publish_identity();
+
+  const double t1 = now();
+  for (const auto& f : res.failed) {
+    const double tk = read_kill_stamp(f.world_rank);
+    log::warn("process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
+              f.world_rank, f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"),
+              hosts_[static_cast<std::size_t>(f.world_rank)], t_detect_ - t_start_,
+              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
+    if (logical_ == 0) {
+      report_.add_failure({f.world_rank, f.logical, hosts_[static_cast<std::size_t>(f.world_rank)],
+                           (tk > 0 ? tk : t_detect_) - t_start_, tk > 0 ? t_detect_ - tk : -1, iteration_});
+    }
+  }
+  const char* action = res.shrunk ? "shrink" : "replace";
+  log::info("recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
+            "{} logical ranks, {} spare(s) left, action {}",
+            (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
+            res.times.rebuild * 1e3, active_size_,
+            std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; }), action);
+  {
+    RecoveryRecord rec;
+    rec.start = t0 - t_start_;
+    rec.detect_s = t_kill_ > 0 ? t_detect_ - t_kill_ : -1;
+    rec.revoke_s = res.times.revoke;
+    rec.shrink_s = res.times.shrink;
+    rec.agree_s = res.times.agree;
+    rec.rebuild_s = res.times.rebuild;
+    rec.rounds = res.rounds;
+    rec.failed_world_ranks = failed_world;
+    rec.failed_logical_ranks = failed_logical;
+    rec.action = action;
+    rec.new_size = active_size_;
+    // A spare that was not recruited has no step to time; the report is rank 0's.
+    if (logical_ >= 0) pending_recovery_ = rec;
+  }
+
+  const FailureEvent ev{failed_world, failed_logical, active_size_, res.shrunk, recoveries_};
+  for (const auto& cb : callbacks_) cb(ev);
+}
+
+int Runtime::finish_job() {
+  const ExitCode code = recoveries_ > 0 ? ExitCode::survived : ExitCode::ok;
+  if (logical_ == 0) {
+    std::vector<int> spares;
+    for (std::size_t r = 0; r < members_.size(); ++r) {
+      if (members_[r].logical < 0) spares.push_back(static_cast<int>(r));
+    }
+    release_spares(world_, spares);
+    report_.set_phase_time("total", since_start());
+    conclude(code, recoveries_ > 0 ? fmt::format("finished after surviving {} failure(s)", failed_.size())
+                                   : std::string("finished"));
+    std::fputs(report_.summary().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  watch_.cancel();
+  fault_point(Phase::finalize);
+  return static_cast<int>(code);
+}
+
+void Runtime::conclude(ExitCode code, const std::string& text) {
+  report_.set_exit(code, text);
+  if (!config_.report_path.empty()) {
+    try {
+      report_.write(config_.report_path);
+    } catch (const Error& e) {
+      log::error("{}", e.what());
+    }
+  }
+  write_status(code, text);
+}
+
+int Runtime::end_job(const JobEnded& e) {
+  if (e.code() == ExitCode::aborted && e.report()) log::error("{}", e.what());
+  if (e.report()) conclude(e.code(), e.what());
+  watch_.cancel();
+  return static_cast<int>(e.code());
+}
+
+MPI_Comm Runtime::release_world() {
+  MPI_Comm w = world_;
+  world_ = MPI_COMM_NULL;
+  return w;
+}
+
+}  // namespace fx::detail

@@ -1,0 +1,363 @@
+// Multi-rank data store tests on a fixed communicator (no kills): a rank
+// "fails" by dropping its DataStore and its state, like a recruited spare
+// that has just run the application's setup.
+#include <fx/data_store/store.hpp>
+#include <fx/log.hpp>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class KokkosEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    Kokkos::initialize();
+    int r = 0, n = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    fx::log::set_identity('r', r, n);
+  }
+  void TearDown() override { Kokkos::finalize(); }
+};
+[[maybe_unused]] auto* const kokkos_env = ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+fx::Comm make_comm() {
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return fx::Comm(c, nullptr);
+}
+
+// Every rank's state: sizes differ per rank; one member is a strided View
+// (staged through a copy), one a LayoutLeft View, one a scalar.
+struct State {
+  int rank;
+  std::vector<double> field;
+  Kokkos::View<int**, Kokkos::LayoutLeft, Kokkos::HostSpace> grid;
+  Kokkos::View<double**, Kokkos::HostSpace> wide;
+  std::int64_t it = -1;
+
+  explicit State(int r)
+      : rank(r), field(20000 + 1717 * static_cast<std::size_t>(r)), grid("grid", 5, 3 + r), wide("wide", 50, 3) {}
+  void fill(std::int64_t iteration) {
+    for (std::size_t i = 0; i < field.size(); ++i) field[i] = rank * 1e6 + static_cast<double>(iteration) * 1e3 + 0.5 * i;
+    for (int i = 0; i < 5; ++i) {
+      for (int j = 0; j < 3 + rank; ++j) grid(i, j) = static_cast<int>(iteration * 100 + i * 10 + j);
+    }
+    for (int i = 0; i < 50; ++i) {
+      for (int j = 0; j < 3; ++j) wide(i, j) = j == 1 ? iteration + i * 0.25 : -7.0;
+    }
+    it = iteration;
+  }
+  void add_to(fx::DataStore& s) {
+    s.add("field", field);
+    s.add("grid", grid);
+    s.add("column", Kokkos::subview(wide, Kokkos::ALL, 1));
+    s.add_scalar("it", it);
+  }
+  // Bit for bit against a recomputation.
+  bool matches(std::int64_t iteration) const {
+    State ref(rank);
+    ref.fill(iteration);
+    bool ok = std::memcmp(field.data(), ref.field.data(), field.size() * sizeof(double)) == 0 && it == ref.it;
+    for (int i = 0; i < 5; ++i) {
+      for (int j = 0; j < 3 + rank; ++j) ok = ok && grid(i, j) == ref.grid(i, j);
+    }
+    for (int i = 0; i < 50; ++i) ok = ok && std::memcmp(&wide(i, 1), &ref.wide(i, 1), sizeof(double)) == 0;
+    return ok;
+  }
+};
+
+// One rank's application process: its store and its state.
+struct Process {
+  std::unique_ptr<State> state;
+  std::unique_ptr<fx::DataStore> store;
+  Process(const fx::CheckpointConfig& cfg, const fx::Comm& comm) { start(cfg, comm); }
+  void start(const fx::CheckpointConfig& cfg, const fx::Comm& comm) {
+    store.reset();
+    state = std::make_unique<State>(comm.rank());
+    store = std::make_unique<fx::DataStore>(cfg);
+    store->set_comm(comm);
+    state->add_to(*store);
+  }
+  void commit(std::int64_t it) {
+    state->fill(it);
+    store->commit(it);
+  }
+};
+
+// A directory every rank sees, removed at the end.
+struct SharedDir {
+  fs::path path;
+  SharedDir() {
+    char buf[256] = {};
+    if (world_rank() == 0) {
+      std::string tmpl = (fs::temp_directory_path() / "fx-ds-mpi-XXXXXX").string();
+      std::strncpy(buf, mkdtemp(tmpl.data()), sizeof(buf) - 1);
+    }
+    MPI_Bcast(buf, sizeof(buf), MPI_CHAR, 0, MPI_COMM_WORLD);
+    path = buf;
+  }
+  ~SharedDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) fs::remove_all(path);
+  }
+};
+
+bool all_true(bool mine) {
+  int v = mine ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return v == 1;
+}
+
+fx::CheckpointConfig memory_only() {
+  fx::CheckpointConfig c;
+  c.memory.every = 1;
+  c.hdf5.restart = false;
+  return c;
+}
+
+TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  Process p(memory_only(), comm);
+  for (std::int64_t it = 1; it <= 3; ++it) p.commit(it);
+  EXPECT_EQ(p.store->committed_iteration(), 3);
+  EXPECT_EQ(p.store->last_commit_stats().level, "memory");
+  EXPECT_GT(p.store->last_commit_stats().bytes, 0u);
+
+  const int victim = 2 % n;
+  if (r == victim) p.start(memory_only(), comm);  // a recruited spare
+  else p.state->fill(5);                          // survivors moved on since the checkpoint
+  const auto it = p.store->restore();
+  ASSERT_TRUE(it.has_value());
+  EXPECT_EQ(*it, 3);
+  EXPECT_EQ(p.store->last_restore_level(), "memory");
+  EXPECT_TRUE(all_true(p.state->matches(3)));
+
+  // The recovered rank got the buddy copy it must hold back (in the
+  // background): now its ward loses everything and restores through it.
+  p.store->flush();
+  const int ward = (victim + n - 1) % n;
+  if (r == ward) p.start(memory_only(), comm);
+  else p.state->fill(6);
+  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_TRUE(all_true(p.state->matches(3)));
+
+  // And checkpoints go on from there.
+  p.commit(4);
+  if (r == victim) p.start(memory_only(), comm);
+  EXPECT_EQ(p.store->restore(), 4);
+  EXPECT_TRUE(all_true(p.state->matches(4)));
+}
+
+TEST(DataStoreBuddy, DepthAndAFailedCommitKeepThePreviousVersion) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  fx::CheckpointConfig cfg = memory_only();
+  cfg.memory.depth = 2;
+  Process p(cfg, comm);
+  for (std::int64_t it = 10; it <= 50; it += 10) p.commit(it);
+
+  // A member that cannot be saved on rank 1 fails the commit of 60 on every
+  // rank, consistently, without touching version 50.
+  bool explode = false;
+  fx::Member bomb;
+  bomb.name = "bomb";
+  bomb.type = "uint8";
+  bomb.extents = {1};
+  bomb.bytes = 1;
+  bomb.save = [&explode](std::byte* out) {
+    if (explode) FX_THROW(fx::CheckpointError, "bomb: cannot save");
+    *out = std::byte{1};
+  };
+  bomb.load = [](const std::byte*) {};
+  p.store->add_member(bomb);
+  p.commit(55);
+  explode = r == 1;
+  EXPECT_THROW(p.commit(60), fx::CheckpointError);
+  EXPECT_EQ(p.store->committed_iteration(), 55);
+  explode = false;
+  p.state->fill(99);
+  EXPECT_EQ(p.store->restore(), 55);
+  EXPECT_TRUE(all_true(p.state->matches(55)));
+
+  // Restoring rolls back; committing the same iteration again replaces it.
+  p.commit(60);
+  p.commit(70);
+  p.state->fill(71);
+  EXPECT_EQ(p.store->restore(), 70);
+  EXPECT_TRUE(all_true(p.state->matches(70)));
+}
+
+TEST(DataStoreBuddy, DistanceTwo) {
+  const fx::Comm comm = make_comm();
+  if (comm.size() < 3) GTEST_SKIP();
+  fx::CheckpointConfig cfg = memory_only();
+  cfg.memory.buddy_distance = 2;
+  Process p(cfg, comm);
+  p.commit(7);
+  if (comm.rank() == 0) p.start(cfg, comm);
+  EXPECT_EQ(p.store->restore(), 7);
+  EXPECT_TRUE(all_true(p.state->matches(7)));
+}
+
+TEST(DataStoreParity, OneRankPerGroupIsRebuiltFromParity) {
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  fx::CheckpointConfig cfg = memory_only();
+  cfg.memory.scheme = "parity";
+  cfg.memory.parity_group = 4;
+  Process p(cfg, comm);
+  p.commit(1);
+  p.commit(2);
+  for (int victim : {1 % n, (n - 1) % n}) {
+    if (comm.rank() == victim) p.start(cfg, comm);
+    else p.state->fill(9);
+    EXPECT_EQ(p.store->restore(), 2);
+    EXPECT_EQ(p.store->last_restore_level(), "memory");
+    EXPECT_TRUE(all_true(p.state->matches(2))) << "victim " << victim;
+  }
+  p.commit(3);
+  if (comm.rank() == 0) p.start(cfg, comm);
+  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_TRUE(all_true(p.state->matches(3)));
+}
+
+fx::CheckpointConfig with_disk(const fs::path& dir, int keep) {
+  fx::CheckpointConfig c;
+  c.memory.every = 1;
+  c.hdf5.every = 1;
+  c.hdf5.keep = keep;
+  c.hdf5.directory = (dir / "ckpt").string();
+  return c;
+}
+
+TEST(DataStoreHdf5, RankAndBuddyLostFallsBackToDisk) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  if (n < 3) GTEST_SKIP();
+  fx::CheckpointConfig cfg = with_disk(dir.path, 2);
+  cfg.hdf5.every = 2;  // on disk: sequence 2 (iteration 20) only
+  Process p(cfg, comm);
+  p.commit(10);
+  p.commit(20);
+  EXPECT_EQ(p.store->last_commit_stats().level, "hdf5");
+  EXPECT_GT(p.store->last_commit_stats().hdf5_seconds, 0.0);
+  p.commit(30);
+  EXPECT_EQ(p.store->last_commit_stats().level, "memory");
+  if (comm.rank() == 1 || comm.rank() == 2) p.start(cfg, comm);  // rank 2 held rank 1's copy
+  else p.state->fill(33);
+  EXPECT_EQ(p.store->restore(), 20);
+  EXPECT_EQ(p.store->last_restore_level(), "hdf5");
+  EXPECT_TRUE(all_true(p.state->matches(20)));
+  // Memory redundancy is re-created at once: a single loss now comes back from memory.
+  if (comm.rank() == 0) p.start(cfg, comm);
+  EXPECT_EQ(p.store->restore(), 20);
+  EXPECT_EQ(p.store->last_restore_level(), "memory");
+  EXPECT_TRUE(all_true(p.state->matches(20)));
+}
+
+TEST(DataStoreHdf5, ColdRestartAfterACleanStop) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const auto cfg = with_disk(dir.path, 2);
+  {
+    Process p(cfg, comm);
+    for (std::int64_t it = 1; it <= 4; ++it) p.commit(it);
+  }
+  if (comm.rank() == 0) {
+    int versions = 0;
+    for (const auto& e : fs::directory_iterator(dir.path / "ckpt")) {
+      ++versions;
+      EXPECT_TRUE(fs::exists(e.path() / "manifest.yaml")) << e.path();
+      const auto perms = fs::status(e.path()).permissions();
+      EXPECT_EQ(perms & fs::perms::others_write, fs::perms::none);
+    }
+    EXPECT_EQ(versions, 2);  // keep: 2
+  }
+  Process fresh(cfg, comm);
+  EXPECT_EQ(fresh.store->restore(), 4);
+  EXPECT_EQ(fresh.store->last_restore_level(), "hdf5");
+  EXPECT_TRUE(all_true(fresh.state->matches(4)));
+  fresh.commit(5);
+  EXPECT_EQ(fresh.store->committed_iteration(), 5);
+}
+
+TEST(DataStoreHdf5, DamagedVersionsAreSkipped) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  const auto cfg = with_disk(dir.path, 4);
+  {
+    Process p(cfg, comm);
+    for (std::int64_t it = 1; it <= 4; ++it) p.commit(it);
+  }
+  if (comm.rank() == 0) {
+    const fs::path ckpt = dir.path / "ckpt";
+    // 4: one bit flipped in rank n-1's field; 3: rank 0's file truncated;
+    // 2: rank 1's file missing. Version 1 is intact.
+    const fs::path f4 = ckpt / "iter-000000000004" / fmt::format("rank-{:06d}.h5", n - 1);
+    std::fstream io(f4, std::ios::in | std::ios::out | std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(io)), {});
+    double needle = (n - 1) * 1e6 + 4 * 1e3 + 0.5 * 100;
+    const char* np = reinterpret_cast<const char*>(&needle);
+    auto at = std::search(bytes.begin(), bytes.end(), np, np + sizeof(double));
+    ASSERT_NE(at, bytes.end());
+    io.seekp(at - bytes.begin());
+    const char flipped = static_cast<char>(*at ^ 0x01);
+    io.write(&flipped, 1);
+    io.close();
+    const fs::path f3 = ckpt / "iter-000000000003" / "rank-000000.h5";
+    fs::resize_file(f3, fs::file_size(f3) - 100);
+    if (n > 1) fs::remove(ckpt / "iter-000000000002" / "rank-000001.h5");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh(cfg, comm);
+  EXPECT_EQ(fresh.store->restore(), n > 1 ? 1 : 2);
+  EXPECT_EQ(fresh.store->last_restore_level(), "hdf5");
+  EXPECT_TRUE(all_true(fresh.state->matches(n > 1 ? 1 : 2)));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) {
+    EXPECT_FALSE(fs::exists(dir.path / "ckpt" / "iter-000000000004"));  // abandoned and unusable: removed
+  }
+}
+
+TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  auto cfg = with_disk(dir.path, 2);
+  {
+    Process p(cfg, comm);
+    p.commit(1);
+  }
+  if (comm.rank() == 0) fs::remove(dir.path / "ckpt" / "iter-000000000001" / "rank-000000.h5");
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    Process fresh(cfg, comm);
+    EXPECT_FALSE(fresh.store->restore().has_value());
+    EXPECT_EQ(fresh.store->last_restore_level(), "none");
+  }
+  cfg.hdf5.on_unusable = "stop";
+  Process strict(cfg, comm);
+  EXPECT_THROW(strict.store->restore(), fx::CheckpointError);
+}
+
+}  // namespace

@@ -1,0 +1,284 @@
+// Fault injection: the schedule is deterministic, chaos is reproducible from
+// its seed, a spec fires once (a recovered rank never re-kills itself), and
+// real kills write their stamp first.
+#include <fx/data_store/store.hpp>
+#include <fx/inject.hpp>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <tuple>
+
+#include "config_test_util.hpp"
+
+namespace {
+
+using fx::Phase;
+using fx::detail::FailedProcess;
+using fx::detail::Injector;
+
+fx::Config load_yaml(const std::string& yaml, const std::vector<std::string>& env = {}) {
+  fx::test::ScratchDir d;
+  return fx::load_config(d.file("i.yaml", yaml), env, {});
+}
+
+using Event = std::tuple<std::int64_t, std::string, int, int, std::string>;  // iteration, phase, logical, world, key
+
+// A toy job: `active` logical ranks + `spares` spares, each with its own
+// Injector; a kill replaces the victim with the first idle spare, every live
+// process calls on_repair, and the run rolls back to the last multiple of
+// `every` (the last checkpoint), as fx's runtime does.
+std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::int64_t iterations, int every = 5) {
+  const int world = active + spares;
+  struct Proc {
+    Injector inj;
+    int logical;
+    bool alive = true;
+  };
+  std::vector<Proc> procs;
+  for (int w = 0; w < world; ++w) procs.push_back({Injector(cfg.inject, w, world, spares), w < active ? w : -1});
+  std::vector<Event> events;
+  std::vector<FailedProcess> dead;
+  std::int64_t it = 0;
+  Phase phase = Phase::compute;
+  for (auto& p : procs) {
+    const int w = static_cast<int>(&p - procs.data());
+    p.inj.set_killer([&, w](const fx::InjectionSpec& s, int sig) {
+      events.emplace_back(it, std::string(fx::phase_name(phase)), procs[w].logical, w, s.key);
+      if (sig != 0) {
+        procs[w].alive = false;
+        dead.push_back({w, procs[w].logical});
+      }
+    });
+  }
+  int guard = 0;
+  while (it < iterations && ++guard < 10000) {
+    for (Phase ph : {Phase::compute, Phase::halo, Phase::checkpoint}) {
+      if (ph == Phase::checkpoint && it % every != 0) continue;
+      for (auto& p : procs) {
+        if (!p.alive) continue;
+        phase = p.logical < 0 ? Phase::spare_idle : ph;
+        p.inj.at(phase, it, p.logical, active, nullptr);
+      }
+    }
+    if (!dead.empty()) {
+      for (const auto& f : dead) {
+        if (f.logical_rank < 0) continue;
+        for (auto& p : procs) {
+          if (p.alive && p.logical < 0) {
+            p.logical = f.logical_rank;
+            break;
+          }
+        }
+      }
+      for (auto& p : procs)
+        if (p.alive) p.inj.on_repair(dead, it);
+      dead.clear();
+      it = it / every * every;  // roll back to the last checkpoint
+      continue;
+    }
+    ++it;
+  }
+  return events;
+}
+
+TEST(Inject, PhaseNamesRoundTrip) {
+  for (Phase p : {Phase::compute, Phase::halo, Phase::checkpoint, Phase::restore, Phase::repair,
+                  Phase::tryblock_commit, Phase::spare_idle, Phase::finalize}) {
+    Phase back{};
+    ASSERT_TRUE(fx::parse_phase(fx::phase_name(p), back));
+    EXPECT_EQ(back, p);
+  }
+  Phase x{};
+  EXPECT_FALSE(fx::parse_phase("tryblock_commit", x));
+  EXPECT_EQ(fx::phase_name(Phase::tryblock_commit), "tryblock-commit");
+}
+
+TEST(Inject, SameConfigSameFailurePoints) {
+  const std::string yaml =
+      "spares: 2\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"
+      "    - {target: 'buddy-of:1', iteration: 12, phase: halo, action: SIGTERM}\n"
+      "    - {target: 3, iteration: 3, phase: checkpoint}\n";
+  const auto a = simulate(load_yaml(yaml), 4, 2, 30);
+  const auto b = simulate(load_yaml(yaml), 4, 2, 30);
+  EXPECT_EQ(a, b);
+  const std::vector<Event> want = {
+      {5, "checkpoint", 3, 3, "inject.failures[2]"},  // first checkpoint at or after iteration 3
+      {7, "compute", 1, 1, "inject.failures[0]"},
+      {12, "halo", 2, 2, "inject.failures[1]"},      // buddy of 1 is 2
+  };
+  EXPECT_EQ(a, want);
+}
+
+TEST(Inject, RecoveredRankNeverReKillsItself) {
+  // Rank 1 dies at 7; the run rolls back to 5 and passes 7 again with spare
+  // world 4 as rank 1: nothing fires a second time.
+  const auto ev = simulate(load_yaml("spares: 1\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"), 4, 1, 20);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(std::get<3>(ev[0]), 1);
+}
+
+TEST(Inject, RepeatKillsEachOccupantOnce) {
+  const auto cfg = load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 2, iteration: 4, repeat: 3, every: 6}\n");
+  Injector probe(cfg.inject, 0, 6, 2);
+  ASSERT_EQ(probe.schedule().size(), 3u);
+  EXPECT_EQ(probe.schedule()[1].iteration, 10);
+  EXPECT_EQ(probe.schedule()[2].key, "inject.failures[0]#3");
+  const auto ev = simulate(cfg, 4, 2, 30);
+  ASSERT_EQ(ev.size(), 3u);  // the third kill finds no spare left but still fires
+  EXPECT_EQ(std::get<0>(ev[0]), 4);
+  EXPECT_EQ(std::get<3>(ev[0]), 2);
+  EXPECT_EQ(std::get<0>(ev[1]), 10);
+  EXPECT_EQ(std::get<3>(ev[1]), 4);
+  EXPECT_EQ(std::get<0>(ev[2]), 16);
+  EXPECT_EQ(std::get<3>(ev[2]), 5);
+}
+
+TEST(Inject, SpareAndWorldTargets) {
+  const auto cfg = load_yaml(
+      "spares: 2\ninject:\n  failures:\n    - {target: 'spare:1', phase: spare-idle}\n"
+      "    - {target: 'world:0', iteration: 2}\n");
+  const auto ev = simulate(cfg, 4, 2, 10);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(std::get<3>(ev[0]), 5);   // the second spare, at once
+  EXPECT_EQ(std::get<2>(ev[0]), -1);
+  EXPECT_EQ(std::get<3>(ev[1]), 0);
+}
+
+TEST(Inject, ChaosIsReproducibleFromItsSeed) {
+  const std::string base = "spares: 3\ninject:\n  chaos: {mtbf_iterations: 20, max_failures: 3, start: 2, seed: ";
+  const auto a = load_yaml(base + "7}\n");
+  const auto b = load_yaml(base + "7}\n");
+  const auto c = load_yaml(base + "8}\n");
+  const auto sa = fx::detail::chaos_schedule(a.inject, 4);
+  const auto sb = fx::detail::chaos_schedule(b.inject, 4);
+  const auto sc = fx::detail::chaos_schedule(c.inject, 4);
+  ASSERT_EQ(sa.size(), 3u);
+  auto points = [](const std::vector<fx::InjectionSpec>& s) {
+    std::vector<std::pair<std::int64_t, int>> v;
+    for (const auto& x : s) v.emplace_back(x.iteration, x.target);
+    return v;
+  };
+  EXPECT_EQ(points(sa), points(sb));
+  EXPECT_NE(points(sa), points(sc));
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_GE(sa[i].iteration, 2);
+    if (i) {
+      EXPECT_GT(sa[i].iteration, sa[i - 1].iteration);
+    }
+    EXPECT_GE(sa[i].target, 0);
+    EXPECT_LT(sa[i].target, 4);
+  }
+  // Pinned: the generator is splitmix64, defined bit for bit.
+  EXPECT_EQ(points(sa), (std::vector<std::pair<std::int64_t, int>>{{11, 0}, {57, 3}, {69, 1}}));
+  // Simulated runs from the same seed fail at the same points.
+  EXPECT_EQ(simulate(a, 4, 3, 120), simulate(b, 4, 3, 120));
+}
+
+TEST(Inject, ChaosGapsHaveTheConfiguredMean) {
+  fx::InjectConfig ic;
+  ic.chaos = true;
+  ic.chaos_seed = 1234;
+  ic.chaos_mtbf_iterations = 40;
+  ic.chaos_max_failures = 4000;
+  ic.chaos_start = 0;
+  const auto s = fx::detail::chaos_schedule(ic, 8);
+  const double mean = static_cast<double>(s.back().iteration + 1) / static_cast<double>(s.size());
+  EXPECT_NEAR(mean, 40.0, 2.0);
+}
+
+TEST(Inject, BitflipFiresOnceAndNotOnTheReplacement) {
+  auto cfg = load_yaml(
+      "spares: 1\ninject:\n  failures:\n    - {target: 2, iteration: 3, action: bitflip, member: u}\n"
+      "    - {target: 2, iteration: 6}\n");
+  const auto ev = simulate(cfg, 4, 1, 15);
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(std::get<4>(ev[0]), "inject.failures[0]");
+  EXPECT_EQ(std::get<4>(ev[1]), "inject.failures[1]");
+}
+
+// A member over a vector of doubles, by hand (no data-store internals).
+fx::Member double_member(const std::string& name, std::vector<double>& u) {
+  fx::Member m;
+  m.name = name;
+  m.type = "float64";
+  m.extents = {u.size()};
+  m.bytes = u.size() * sizeof(double);
+  m.save = [&u](std::byte* out) { std::memcpy(out, u.data(), u.size() * sizeof(double)); };
+  m.load = [&u](const std::byte* in) { std::memcpy(u.data(), in, u.size() * sizeof(double)); };
+  return m;
+}
+
+TEST(Inject, FlipBitHalvesAFloat64) {
+  std::vector<double> u(5, 1.5);
+  const fx::Member m = double_member("u", u);
+  const auto offset = fx::detail::flip_bit(m, -1, -1);
+  EXPECT_EQ(offset, 2 * sizeof(double) + 52 / 8);
+  EXPECT_DOUBLE_EQ(u[2], 0.75);  // 1.5 has the biased exponent 1023: its lowest bit goes 1 -> 0
+  u[2] = 1.5;
+  fx::detail::flip_bit(m, 0, 63);
+  EXPECT_DOUBLE_EQ(u[0], -1.5);
+  EXPECT_THROW(fx::detail::flip_bit(m, 5, 0), fx::UsageError);
+  EXPECT_THROW(fx::detail::flip_bit(m, 0, 64), fx::UsageError);
+}
+
+TEST(Inject, BitflipOfAnUnknownMemberNamesTheSpec) {
+  const auto cfg = load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
+  std::vector<double> u(4, 1.0);
+  fx::DataStore store;
+  store.add_member(double_member("u", u));
+  Injector inj(cfg.inject, 0, 1, 0);
+  try {
+    inj.at(Phase::compute, 1, 0, 1, &store);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).substr(std::string(e.what()).find(": inject")),
+              ": inject.failures[0].member: expected a registered member (one of u), got 'v'");
+  }
+}
+
+TEST(Inject, KillStampPath) {
+  ::unsetenv("FX_STATUS_FILE");
+  EXPECT_EQ(fx::detail::kill_stamp_path(3), "");
+  ::setenv("FX_STATUS_FILE", "/tmp/fx-status.abc", 1);
+  EXPECT_EQ(fx::detail::kill_stamp_path(3), "/tmp/fx-status.abc.kill.3");
+  ::unsetenv("FX_STATUS_FILE");
+}
+
+// The real thing, in a child process: stamp first, then the signal.
+TEST(Inject, RealSignalAfterStamp) {
+  for (const char* action : {"SIGTERM", "SIGKILL", "abort", "SIGSEGV"}) {
+    SCOPED_TRACE(action);
+    fx::test::ScratchDir d;
+    const std::string status = d.path() + "/status";
+    const auto cfg = load_yaml(std::string("inject:\n  failures:\n    - {target: 0, iteration: 2, action: ") +
+                               action + "}\n");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::setenv("FX_STATUS_FILE", status.c_str(), 1);
+      std::signal(SIGSEGV, SIG_DFL);
+      Injector inj(cfg.inject, 0, 1, 0);
+      for (int it = 0; it < 5; ++it) inj.at(Phase::compute, it, 0, 1, nullptr);
+      ::_exit(0);  // not reached
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(st));
+    const int want = std::string(action) == "SIGTERM"   ? SIGTERM
+                     : std::string(action) == "SIGKILL" ? SIGKILL
+                     : std::string(action) == "abort"   ? SIGABRT
+                                                        : SIGSEGV;
+    EXPECT_EQ(WTERMSIG(st), want);
+    std::ifstream stamp(status + ".kill.0");
+    double t = 0;
+    EXPECT_TRUE(static_cast<bool>(stamp >> t));
+    EXPECT_GT(t, 0);
+  }
+}
+
+}  // namespace
