@@ -56,6 +56,10 @@ Runtime::~Runtime() = default;
 
 double Runtime::since_start() const { return now() - t_start_; }
 
+void Runtime::add_phase(const std::string& name, double seconds) {
+  if (logical_ == 0) report_.add_phase_time(name, seconds);
+}
+
 void Runtime::init_world() {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
@@ -101,6 +105,8 @@ int Runtime::execute() {
   t_start_ = now();
   init_world();
   report_.set_config(config_, active_size_, config_.spares.count, world_size_);
+  if (!args_.empty()) report_.set_app(args_[0].substr(args_[0].find_last_of('/') + 1));
+  for (const auto& note : config_.notes) log::info("{}", note);
   if (!ulfm::active()) {
     log::warn("fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
               "a process failure will end the job");
@@ -189,21 +195,22 @@ void Runtime::fault_point(Phase phase) {
 
 void Runtime::checkpoint() {
   fault_point(Phase::checkpoint);
-  const double t = now();
   store_->commit(iteration_);
-  const double dt = now() - t;
-  std::uint64_t bytes = 0;
-  for (const auto& m : store_->members()) bytes += m.bytes;
+  const auto& st = store_->last_commit_stats();
   if (logical_ == 0) {
-    report_.add_checkpoint({iteration_, t - t_start_, "memory", bytes, dt, dt > 0 ? bytes / dt : 0});
+    report_.add_checkpoint({iteration_, now() - t_start_ - st.seconds, st.level, st.bytes, st.seconds,
+                            st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0});
   }
-  log::debug("checkpoint of iteration {}: {} bytes in {:.3f} ms", iteration_, bytes, dt * 1e3);
+  log::debug("checkpoint of iteration {} ({}): {} bytes in {:.3f} ms", iteration_, st.level, st.bytes,
+             st.seconds * 1e3);
 }
 
 void Runtime::run_active() {
   if (needs_rebuild_) rebuild_derived();
   if (needs_setup_) {
+    const double t = now();
     app_.setup(ctx_);
+    add_phase("setup", now() - t);
     needs_setup_ = false;
   }
   if (resized_) {
@@ -225,22 +232,25 @@ void Runtime::run_active() {
     if (may_restore) restored = store_->restore();
     if (restored) {
       iteration_ = *restored;
-      log::info("restored iteration {} in {:.2f} ms", iteration_, (now() - t) * 1e3);
     } else {
       if (recoveries_ > 0) log::warn("no checkpoint to restore: starting again from iteration 0");
+      const double ti = now();
       app_.initialize(ctx_);
+      add_phase("initialize", now() - ti);
       iteration_ = 0;
     }
     if (pending_recovery_) {
       pending_recovery_->restore_s = now() - t;
       pending_recovery_->restored_iteration = restored ? *restored : 0;
-      pending_recovery_->restored_level = restored ? "memory" : "none";
+      pending_recovery_->restored_level = restored ? store_->last_restore_level() : std::string("none");
     }
     needs_restore_ = false;
   }
 
   const int every = config_.checkpoint.memory.every;
   bool first = true;
+  const double t_steps = now();
+  double t_ckpt = 0;
   while (true) {
     check_world_watch();
     fault_point(Phase::compute);
@@ -257,11 +267,19 @@ void Runtime::run_active() {
     ++iteration_;
     if (logical_ == 0) report_.add_progress(since_start(), iteration_);
     if (done) break;
-    if (every > 0 && iteration_ % every == 0) checkpoint();
+    if (every > 0 && iteration_ % every == 0) {
+      const double tc = now();
+      checkpoint();
+      t_ckpt += now() - tc;
+    }
   }
+  add_phase("steps", now() - t_steps - t_ckpt);
+  add_phase("checkpoint", t_ckpt);
   // Done only when every rank is done and alive.
   app_comm().agree(1);
+  const double tf = now();
   app_.finish(ctx_);
+  add_phase("finish", now() - tf);
 }
 
 void Runtime::rebuild_derived() {
@@ -381,7 +399,9 @@ void Runtime::recover() {
   const double t1 = now();
   for (const auto& f : res.failed) {
     const double tk = read_kill_stamp(f.world_rank);
-    log::warn("process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
+    // One line per failure for the job: the new logical rank 0 speaks.
+    log::emit(logical_ == 0 ? log::Level::warn : log::Level::debug,
+              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
               f.world_rank, f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"),
               hosts_[static_cast<std::size_t>(f.world_rank)], t_detect_ - t_start_,
               tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());

@@ -83,6 +83,7 @@ class Runtime final : public FailureHandler {
   int end_job(const JobEnded& e);
   void conclude(ExitCode code, const std::string& text);
   double since_start() const;
+  void add_phase(const std::string& name, double seconds);
 
   Config config_;
   std::vector<std::string> args_;

@@ -40,9 +40,9 @@ struct Params {
 
   ParamSet declare() {
     ParamSet s("minife");
-    s.add("nx", nx, "elements in x", 1)
-        .add("ny", ny, "elements in y", 1)
-        .add("nz", nz, "elements in z", 1)
+    s.add("nx", nx, "elements in x (2 or more, for an interior node)", 2)
+        .add("ny", ny, "elements in y (2 or more)", 2)
+        .add("nz", nz, "elements in z (2 or more)", 2)
         .add("max_iterations", max_iterations, "CG iterations at most", 1)
         .add("progress_every", progress_every, "print progress every k iterations (0: never)", 0)
         .add("tolerance", tolerance, "relative residual ||r||/||b|| to stop at", 0.0, true);

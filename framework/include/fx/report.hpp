@@ -70,6 +70,8 @@ class Report {
   const Platform& platform() const { return platform_; }
   void set_app(std::string name) { app_ = std::move(name); }
   void set_phase_time(const std::string& phase, double seconds);  // setup, initialize, steps, finish, ...
+  // Accumulate: phases such as setup run again after each recovery.
+  void add_phase_time(const std::string& phase, double seconds) { phases_[phase] += seconds; }
   void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }

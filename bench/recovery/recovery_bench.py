@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Recovery benchmark: kill -> resumed step, fx against a raw ULFM repair loop.
+
+Both programs run the same loop (an allreduce per 1 ms step, a SIGKILL of
+logical rank 1 at iteration 50) and are launched alternately in one
+invocation, so the ratio is measured under the same machine noise.
+Usage: recovery_bench.py BUILD_DIR OUT.yaml [--runs N] [--sizes 4,8]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
+LINE = re.compile(r"^(raw_repair|fx_repair): \{(.*)\}\s*$")
+
+
+def run(cmd, env, timeout):
+    t0 = time.time()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    for line in p.stdout.splitlines():
+        m = LINE.match(line.strip())
+        if m:
+            fields = dict(kv.split(": ") for kv in m.group(2).split(", "))
+            return p.returncode, {k: float(v) for k, v in fields.items()}, time.time() - t0
+    sys.stderr.write(f"no result line from {' '.join(cmd)} (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}\n")
+    return p.returncode, None, time.time() - t0
+
+
+def med(xs):
+    return round(statistics.median(xs), 3) if xs else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("out")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--sizes", default="4,8")
+    a = ap.parse_args()
+    raw = os.path.join(a.build, "bench", "recovery", "fx_bench_raw_repair")
+    fxb = os.path.join(a.build, "bench", "recovery", "fx_bench_fx_repair")
+    env = dict(os.environ, FX_INJECT="1@50", FX_LOG_LEVEL="warn")
+    results = {}
+    hangs = 0
+    for n in [int(x) for x in a.sizes.split(",")]:
+        rows = {"raw": [], "fx": []}
+        codes = {"raw": [], "fx": []}
+        for i in range(a.runs):
+            for name, exe, want in (("raw", raw, 0), ("fx", fxb, 3)):
+                cmd = [LAUNCH, "-n", str(n), "-s", "2", "-t", "60", "--", exe, "--kill-at", "50", "--victim", "1"]
+                rc, fields, _ = run(cmd, env, 90)
+                codes[name].append(rc)
+                if rc == 124:
+                    hangs += 1
+                if fields and rc == want:
+                    rows[name].append(fields)
+                print(f"{n}+2 {name} run {i + 1}: exit {rc} {fields}", flush=True)
+        key = f"np_{n}_plus_2"
+        raw_t = [r["kill_to_resume_ms"] for r in rows["raw"]]
+        fx_t = [r["kill_to_resume_ms"] for r in rows["fx"]]
+        results[key] = {
+            "runs": a.runs,
+            "raw_ok_runs": len(rows["raw"]),
+            "fx_ok_runs": len(rows["fx"]),
+            "raw_kill_to_resume_ms": {"median": med(raw_t), "min": min(raw_t, default=None), "max": max(raw_t, default=None)},
+            "fx_kill_to_resume_ms": {"median": med(fx_t), "min": min(fx_t, default=None), "max": max(fx_t, default=None)},
+            "fx_breakdown_median_ms": {k: med([r[k] for r in rows["fx"]]) for k in
+                                       ("detect_ms", "revoke_ms", "shrink_ms", "agree_ms", "rebuild_ms", "restore_ms",
+                                        "kill_to_first_step_ms")},
+            "raw_breakdown_median_ms": {k: med([r[k] for r in rows["raw"]]) for k in ("detect_ms", "shrink_ms", "rebuild_ms")},
+            "ratio_fx_over_raw": round(med(fx_t) / med(raw_t), 3) if raw_t and fx_t else None,
+            "target_median_ms": 15.0,
+            "target_ratio": 1.3,
+        }
+    results["hangs"] = hangs
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write("# kill -> resumed allreduce, fx vs a raw ULFM repair loop, same invocation\n")
+        write_yaml(f, {"recovery": results})
+    print(open(a.out).read())
+
+
+def write_yaml(f, d, indent=0):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            f.write(" " * indent + f"{k}:\n")
+            write_yaml(f, v, indent + 2)
+        else:
+            f.write(" " * indent + f"{k}: {'null' if v is None else v}\n")
+
+
+if __name__ == "__main__":
+    main()
