@@ -69,19 +69,28 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage_error(a + " expects a value");
       return argv[++i];
     };
-    if (a == "--demo") o.demo = true;
-    else if (a == "--calm-reps") o.calm_reps = std::stoi(value());
-    else if (a == "--iterations") o.iterations = std::stoi(value());
-    else if (a == "--kill-iteration") o.kill_iteration = std::stoi(value());
-    else if (a == "--victim") o.victim = std::stoi(value());
-    else if (a == "--step-ms") o.step_ms = std::stod(value());
-    else if (a == "--probe") o.probe_s = std::stod(value());
-    else if (a == "--compute-ms") o.compute_ms = std::stod(value());
+    if (a == "--demo")
+      o.demo = true;
+    else if (a == "--calm-reps")
+      o.calm_reps = std::stoi(value());
+    else if (a == "--iterations")
+      o.iterations = std::stoi(value());
+    else if (a == "--kill-iteration")
+      o.kill_iteration = std::stoi(value());
+    else if (a == "--victim")
+      o.victim = std::stoi(value());
+    else if (a == "--step-ms")
+      o.step_ms = std::stod(value());
+    else if (a == "--probe")
+      o.probe_s = std::stod(value());
+    else if (a == "--compute-ms")
+      o.compute_ms = std::stod(value());
     else if (a == "--finalize") {
       const std::string v = value();
       if (v != "fx" && v != "mpi") usage_error("--finalize expects fx or mpi, got '" + v + "'");
       o.mpi_finalize = v == "mpi";
-    } else usage_error("unknown argument '" + a + "'");
+    } else
+      usage_error("unknown argument '" + a + "'");
   }
   return o;
 }
@@ -129,8 +138,10 @@ void write_summary(const std::string& dir) {
   std::FILE* f = std::fopen(out.c_str(), "w");
   if (!f) return;
   std::fprintf(f, "# Raw ULFM on this machine (bench/substrate, scripts/bench.sh). Times in ms.\n");
-  std::fprintf(f, "# detection: SIGKILL -> first MPIX error at each surviving active rank, pooled over runs;\n");
-  std::fprintf(f, "# spare_wake: the same at idle spares blocked in MPI_Recv; calm_*: failure-free, N ranks;\n");
+  std::fprintf(f,
+               "# detection: SIGKILL -> first MPIX error at each surviving active rank, pooled over runs;\n");
+  std::fprintf(f,
+               "# spare_wake: the same at idle spares blocked in MPI_Recv; calm_*: failure-free, N ranks;\n");
   std::fprintf(f, "# repair_*: in the repair after the kill (world of N+S-1); *_ms = last in -> last out.\n");
   std::fprintf(f, "benchmark: substrate\n");
   std::fprintf(f, "configurations:\n");
@@ -156,11 +167,12 @@ void write_summary(const std::string& dir) {
       }
     }
     std::fprintf(f, "  - active: %s\n    spares: %s\n    processes: %d\n    runs: %d\n", meta["np"].c_str(),
-                 meta["spares"].c_str(), std::atoi(meta["np"].c_str()) + std::atoi(meta["spares"].c_str()), runs);
+                 meta["spares"].c_str(), std::atoi(meta["np"].c_str()) + std::atoi(meta["spares"].c_str()),
+                 runs);
     std::fprintf(f, "    detector: {period_s: %s, timeout_s: %s}\n", meta["detector_period"].c_str(),
                  meta["detector_timeout"].c_str());
-    for (const char* k : {"detection", "spare_wake", "calm_revoke", "calm_shrink", "calm_agree", "repair_shrink",
-                          "repair_agree", "repair_split", "kill_to_resume"}) {
+    for (const char* k : {"detection", "spare_wake", "calm_revoke", "calm_shrink", "calm_agree",
+                          "repair_shrink", "repair_agree", "repair_split", "kill_to_resume"}) {
       yaml_stats(f, k, summarize(pooled[k]), "    ");
     }
   }
@@ -210,10 +222,11 @@ int probe(const Options& o) {
     fx::detail::shutdown(live, true, 1);
   }
   if (rank == 0) {
-    std::printf("[probe] %d processes, %d steps of %.0f ms compute without MPI calls in %.1f s: no failure "
-                "reported (detector period %s s, timeout %s s) %g\n",
-                size, steps, o.compute_ms, fx::now() - t0, env_or("FX_DETECTOR_PERIOD", "off").c_str(),
-                env_or("FX_DETECTOR_TIMEOUT", "-").c_str(), sink > 0 ? 0.0 : 1.0);
+    std::printf(
+        "[probe] %d processes, %d steps of %.0f ms compute without MPI calls in %.1f s: no failure "
+        "reported (detector period %s s, timeout %s s) %g\n",
+        size, steps, o.compute_ms, fx::now() - t0, env_or("FX_DETECTOR_PERIOD", "off").c_str(),
+        env_or("FX_DETECTOR_TIMEOUT", "-").c_str(), sink > 0 ? 0.0 : 1.0);
     fx::detail::write_status(fx::ExitCode::ok, "no false positive");
   }
   fx::detail::shutdown(comm, false, 0);
@@ -260,21 +273,25 @@ int main(int argc, char** argv) {
   cfg.step_ms = o.step_ms;
   cfg.verbose = o.demo;
   cfg.progress_every = o.demo ? 10 : 0;
-  if (cfg.victim <= 0 || cfg.victim >= size) usage_error("--victim must be a world rank in 1.." + std::to_string(size - 1));
+  if (cfg.victim <= 0 || cfg.victim >= size)
+    usage_error("--victim must be a world rank in 1.." + std::to_string(size - 1));
   const auto rep = fx::substrate::run_repair(cfg);
 
   if (rep.reporter) {
     const Stats d = summarize(rep.detect_ms), w = summarize(rep.spare_wake_ms);
     const Stats cr = summarize(c_rev), cs = summarize(c_shr), ca = summarize(c_agr);
-    std::printf("[%s] %d active + %d spares; world rank %d killed at iteration %d%s\n", o.demo ? "demo" : "bench", n,
-                spares, cfg.victim, cfg.kill_iteration, rep.ok ? "" : " -- CHECK FAILED");
-    std::printf("[%s]   detection (kill -> first error): survivors median %.1f ms (min %.1f, max %.1f), idle "
-                "spares %.1f-%.1f ms\n",
-                o.demo ? "demo" : "bench", d.median, d.min, d.max, w.min, w.max);
+    std::printf("[%s] %d active + %d spares; world rank %d killed at iteration %d%s\n",
+                o.demo ? "demo" : "bench", n, spares, cfg.victim, cfg.kill_iteration,
+                rep.ok ? "" : " -- CHECK FAILED");
+    std::printf(
+        "[%s]   detection (kill -> first error): survivors median %.1f ms (min %.1f, max %.1f), idle "
+        "spares %.1f-%.1f ms\n",
+        o.demo ? "demo" : "bench", d.median, d.min, d.max, w.min, w.max);
     std::printf("[%s]   repair: shrink %.2f ms, agree %.2f ms, split %.2f ms; kill -> loop resumed %.1f ms\n",
                 o.demo ? "demo" : "bench", rep.shrink_ms, rep.agree_ms, rep.split_ms, rep.repair_ms);
-    std::printf("[%s]   failure-free on %d ranks (median of %d): revoke %.2f ms, shrink %.2f ms, agree %.2f ms\n",
-                o.demo ? "demo" : "bench", n, o.calm_reps, cr.median, cs.median, ca.median);
+    std::printf(
+        "[%s]   failure-free on %d ranks (median of %d): revoke %.2f ms, shrink %.2f ms, agree %.2f ms\n",
+        o.demo ? "demo" : "bench", n, o.calm_reps, cr.median, cs.median, ca.median);
     if (!rep.ok) std::printf("[%s] problem: %s\n", o.demo ? "demo" : "bench", rep.problem.c_str());
     std::fflush(stdout);
 
@@ -310,7 +327,8 @@ int main(int argc, char** argv) {
   // The verdict is in FX_STATUS_FILE; every process exits 0, because PRRTE's
   // mpiexec deadlocked in about 1 run in 5 at 8+2 when processes left after
   // a failure with a non-zero status (0 in 20 with status 0).
-  const int exit_code = std::getenv("FX_SUBSTRATE_EXIT_CODE") ? std::atoi(std::getenv("FX_SUBSTRATE_EXIT_CODE")) : 0;
+  const int exit_code =
+      std::getenv("FX_SUBSTRATE_EXIT_CODE") ? std::atoi(std::getenv("FX_SUBSTRATE_EXIT_CODE")) : 0;
   fx::detail::shutdown(rep.live, rep.failures_seen > 0, exit_code);
   return exit_code;
 }

@@ -184,7 +184,6 @@ void DataStore::Impl::flush() {
   while (!background.empty()) {
     detail::Background b = std::move(background.front());
     background.erase(background.begin());
-    detail::Transfer t(comm, orphans);
     for (std::size_t i = 0; i < b.requests.size(); ++i) {
       const int rc = MPI_Wait(&b.requests[i], MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) {

@@ -8,6 +8,7 @@
 // Flags (after fx's own): --iters N --n WORDS --step-ms MS
 //   --expect-recoveries K --expect-size S --expect-role ROLE@RANK
 //   --derived (also reduce over a communicator split from the app comm)
+//   --throw-on-rank R (rank R throws at iteration 5: the job must end, exit 1)
 #include <fx/fx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,7 @@ struct Options {
   int expect_recoveries = -1;
   int expect_size = -1;
   bool derived = false;
+  int throw_rank = -1;  // this logical rank throws an fx::Error at iteration 5
 };
 
 constexpr std::uint64_t kMul = 6364136223846793005ULL;
@@ -52,6 +54,7 @@ class RingApp : public fx::ResilientApp {
     cli.add_option("--expect-recoveries", opt_.expect_recoveries);
     cli.add_option("--expect-size", opt_.expect_size);
     cli.add_flag("--derived", opt_.derived);
+    cli.add_option("--throw-on-rank", opt_.throw_rank);
     std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
     cli.parse(args);
     data_.assign(opt_.n, 0);
@@ -70,6 +73,7 @@ class RingApp : public fx::ResilientApp {
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
+    if (it == 5 && ctx.rank() == opt_.throw_rank) FX_THROW(fx::Error, "ring_app: --throw-on-rank asked for an error");
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;

@@ -4,8 +4,8 @@
 #include <fx/clock.hpp>
 #include <fx/recovery/ulfm.hpp>
 #include <gtest/gtest.h>
-#include <mpi.h>
 #include <mpi-ext.h>
+#include <mpi.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -122,8 +122,8 @@ TEST(Substrate, KillInAllreduceLoopIsDetected) {
                   lat[static_cast<std::size_t>(i)]);
     }
     const auto st = fx::substrate::summarize(lat);
-    std::printf("[substrate] detection median %.2f ms, min %.2f, max %.2f (bound %.0f ms)\n", st.median, st.min,
-                st.max, bound_ms());
+    std::printf("[substrate] detection median %.2f ms, min %.2f, max %.2f (bound %.0f ms)\n", st.median,
+                st.min, st.max, bound_ms());
     fx::substrate::remove_shared_dir(dir);
   }
   MPI_Comm_free(&s);
@@ -225,9 +225,10 @@ TEST(Substrate, AgreeIsUniformAndReportsFailure) {
 
   EXPECT_EQ(flag1, 0b101);
   EXPECT_EQ(flag2, 0b110);
-  EXPECT_TRUE(fx::ulfm::is_proc_failed(rc1)) << "rank " << rank << ": first agree returned "
-                                             << fx::ulfm::error_name(rc1);
-  EXPECT_EQ(rc2, MPI_SUCCESS) << "rank " << rank << ": agree after ack returned " << fx::ulfm::error_name(rc2);
+  EXPECT_TRUE(fx::ulfm::is_proc_failed(rc1))
+      << "rank " << rank << ": first agree returned " << fx::ulfm::error_name(rc1);
+  EXPECT_EQ(rc2, MPI_SUCCESS) << "rank " << rank << ": agree after ack returned "
+                              << fx::ulfm::error_name(rc2);
 
   MPI_Comm s = shrunk(comm);
   int n = 0;
@@ -236,11 +237,12 @@ TEST(Substrate, AgreeIsUniformAndReportsFailure) {
   std::vector<int> all(4 * static_cast<std::size_t>(n));
   MPI_Allgather(mine, 4, MPI_INT, all.data(), 4, MPI_INT, s);
   for (int p = 1; p < n; ++p) {
-    for (int k = 0; k < 4; ++k) EXPECT_EQ(all[4 * p + k], all[k]) << "field " << k << " differs at survivor " << p;
+    for (int k = 0; k < 4; ++k)
+      EXPECT_EQ(all[4 * p + k], all[k]) << "field " << k << " differs at survivor " << p;
   }
   if (rank == 0) {
-    std::printf("[substrate] agree before ack: flag %#x, %s; after ack: flag %#x, %s (all %d survivors)\n", flag1,
-                fx::ulfm::error_name(rc1).c_str(), flag2, fx::ulfm::error_name(rc2).c_str(), n);
+    std::printf("[substrate] agree before ack: flag %#x, %s; after ack: flag %#x, %s (all %d survivors)\n",
+                flag1, fx::ulfm::error_name(rc1).c_str(), flag2, fx::ulfm::error_name(rc2).c_str(), n);
     fx::substrate::remove_shared_dir(dir);
   }
   MPI_Comm_free(&s);
@@ -333,8 +335,9 @@ void second_failure_scenario(bool early) {
   EXPECT_EQ(MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_INT, MPI_SUM, cur), MPI_SUCCESS);
   EXPECT_EQ(one, size - 2);
   if (rank == 0) {
-    std::printf("[substrate] ranks %d and %d killed (%s); %d shrink round(s) gave %d of %d processes\n", first,
-                second, early ? "second at shrink entry" : "second right after its shrink", rounds + 1, n, size);
+    std::printf("[substrate] ranks %d and %d killed (%s); %d shrink round(s) gave %d of %d processes\n",
+                first, second, early ? "second at shrink entry" : "second right after its shrink", rounds + 1,
+                n, size);
     fx::substrate::remove_shared_dir(dir);
   }
   if (cur != comm) MPI_Comm_free(&cur);
@@ -366,10 +369,11 @@ TEST(Substrate, SpareRepairResumesLoop) {
     for (double ms : rep.spare_wake_ms) EXPECT_LT(ms, bound_ms());
     const auto d = fx::substrate::summarize(rep.detect_ms);
     const auto w = fx::substrate::summarize(rep.spare_wake_ms);
-    std::printf("[substrate] %d+%d: detection median %.1f ms (min %.1f, max %.1f), spares woke in %.1f-%.1f ms\n",
-                cfg.active, spares, d.median, d.min, d.max, w.min, w.max);
-    std::printf("[substrate] shrink %.2f ms, agree %.2f ms, split %.2f ms; kill -> resumed %.1f ms\n", rep.shrink_ms,
-                rep.agree_ms, rep.split_ms, rep.repair_ms);
+    std::printf(
+        "[substrate] %d+%d: detection median %.1f ms (min %.1f, max %.1f), spares woke in %.1f-%.1f ms\n",
+        cfg.active, spares, d.median, d.min, d.max, w.min, w.max);
+    std::printf("[substrate] shrink %.2f ms, agree %.2f ms, split %.2f ms; kill -> resumed %.1f ms\n",
+                rep.shrink_ms, rep.agree_ms, rep.split_ms, rep.repair_ms);
   }
   MPI_Comm live = rep.live;
   MPI_Comm_free(&live);

@@ -197,12 +197,24 @@ RepairReport run_repair(const RepairConfig& cfg) {
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world, logical() >= 0 ? 0 : MPI_UNDEFINED, logical(), &app);
   if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
-  say(narrate && me == 0, "[demo] %d active ranks + %d spares; world rank %d will be killed at iteration %d\n",
-      n, wsize - n, cfg.victim, cfg.kill_iteration);
+  say(narrate && me == 0,
+      "[demo] %d active ranks + %d spares; world rank %d will be killed at iteration %d\n", n, wsize - n,
+      cfg.victim, cfg.kill_iteration);
 
   // This process's record of the first repair (the one after the kill).
-  enum { kDetect, kErr, kWasActive, kShrinkIn, kShrinkOut, kAgreeIn, kAgreeOut, kSplitIn, kSplitOut,
-         kResume, kFields };
+  enum {
+    kDetect,
+    kErr,
+    kWasActive,
+    kShrinkIn,
+    kShrinkOut,
+    kAgreeIn,
+    kAgreeOut,
+    kSplitIn,
+    kSplitOut,
+    kResume,
+    kFields
+  };
   std::vector<double> rec(kFields, std::numeric_limits<double>::quiet_NaN());
   int repairs = 0;
   int next_it = 0;  // first step not yet completed
@@ -221,8 +233,8 @@ RepairReport run_repair(const RepairConfig& cfg) {
           fail("allreduce sum wrong at iteration " + std::to_string(next_it));
         }
         if (cfg.progress_every > 0 && next_it % cfg.progress_every == 0) {
-          say(narrate && logical() == 0, "[demo] iteration %3d: allreduce over %d logical ranks = %lld (correct)\n",
-              next_it, n, v);
+          say(narrate && logical() == 0,
+              "[demo] iteration %3d: allreduce over %d logical ranks = %lld (correct)\n", next_it, n, v);
         }
         sleep_ms(cfg.step_ms);
       }
@@ -298,8 +310,8 @@ RepairReport run_repair(const RepairConfig& cfg) {
           continue;
         }
         logical_of[static_cast<std::size_t>(chosen)] = lost;
-        say(narrate && me == 0, "[demo] world rank %d died; spare world rank %d takes logical rank %d\n", orig,
-            chosen, lost);
+        say(narrate && me == 0, "[demo] world rank %d died; spare world rank %d takes logical rank %d\n",
+            orig, chosen, lost);
       }
       {
         int nw_size = 0;
@@ -346,10 +358,11 @@ RepairReport run_repair(const RepairConfig& cfg) {
         rec[kResume] = fx::now();
       }
       if (!was_active && logical() >= 0) {
-        say(narrate, "[demo] spare (world rank %d) recruited as logical rank %d, resuming at iteration %d\n", me,
-            logical(), next_it);
+        say(narrate, "[demo] spare (world rank %d) recruited as logical rank %d, resuming at iteration %d\n",
+            me, logical(), next_it);
       }
-      say(narrate && me == 0, "[demo] repaired: %d active ranks again, resuming at iteration %d\n", n, next_it);
+      say(narrate && me == 0, "[demo] repaired: %d active ranks again, resuming at iteration %d\n", n,
+          next_it);
     }
     ++repairs;
     if (!rep.ok) break;

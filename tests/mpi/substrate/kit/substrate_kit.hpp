@@ -61,10 +61,10 @@ struct RepairConfig {
 // after the repair); other processes have only their own values.
 struct RepairReport {
   bool reporter = false;
-  bool ok = true;             // every check passed on this process
-  std::string problem;        // the first failed check, if any
-  int failures_seen = 0;      // number of failed processes (after repair)
-  std::vector<int> failed;    // failed world ranks
+  bool ok = true;                     // every check passed on this process
+  std::string problem;                // the first failed check, if any
+  int failures_seen = 0;              // number of failed processes (after repair)
+  std::vector<int> failed;            // failed world ranks
   std::vector<double> detect_ms;      // kill -> first error, active survivors
   std::vector<int> detect_error;      // the error class each survivor saw
   std::vector<double> spare_wake_ms;  // kill -> first error, idle spares
