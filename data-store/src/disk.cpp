@@ -77,6 +77,7 @@ void DataStore::Impl::write_hdf5(Slot& s) {
 std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
   const int n = size();
   const int r = rank();
+  settle_background();  // a failed memory restore may have left copies running
   // Rank 0 reads the manifests; everyone gets the candidates, newest first:
   // per version iteration, sequence, then (bytes, xxh3) per rank.
   const std::size_t stride = 2 + 2 * static_cast<std::size_t>(n);

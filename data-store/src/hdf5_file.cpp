@@ -44,6 +44,18 @@ class Hid {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
+// A file access list: strong close (no handle left open on an error path)
+// and no file locking, which shared file systems often refuse and which
+// per-rank files written under temporary names do not need.
+Hid file_access() {
+  Hid fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+#if H5_VERSION_GE(1, 10, 7)
+  H5Pset_file_locking(fapl.get(), false, true);
+#endif
+  return fapl;
+}
+
 // Every HDF5 failure becomes a CheckpointError naming the file; the
 // library's own error printing is switched off once.
 struct Context {
@@ -197,8 +209,7 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
   const fs::path tmp = dir / (rank_file_name(info.rank) + ".tmp");
   Context cx(tmp.string());
   {
-    Hid fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+    Hid fapl = file_access();
     Hid file(cx.check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate"), H5Fclose);
     const hid_t f = file.get();
     put_attr(cx, f, "format_version", H5T_NATIVE_INT32, static_cast<std::int32_t>(kDiskFormat));
@@ -259,8 +270,7 @@ ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank
   if (size != expect.bytes) {
     cx.fail(fmt::format("file has {} bytes, the manifest says {} (truncated or replaced)", size, expect.bytes));
   }
-  Hid fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG);
+  Hid fapl = file_access();
   Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
   if (!file.ok()) cx.fail("not a readable HDF5 file (corrupted or truncated)");
   const hid_t f = file.get();

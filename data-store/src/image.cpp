@@ -230,6 +230,32 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
   }
 }
 
+std::uint64_t layout_digest(const ImageInfo& info) {
+  ImageInfo shape = info;
+  for (auto& m : shape.members) m.hash = 0;
+  const auto table = encode_table(shape);
+  return hash_bytes(table.data(), table.size()) ^ info.payload_offset ^ (info.total_bytes << 1);
+}
+
+std::byte* receive_target(const ImageInfo& layout, std::size_t i, const std::vector<Member>& members,
+                          std::byte* image) {
+  return members[i].host ? members[i].host() : image + layout.payload_offset + layout.members[i].offset;
+}
+
+void finish_received(const ImageInfo& info, std::byte* image, const std::vector<Member>& members,
+                     const std::string& what) {
+  check_compatible(info, members, what);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::byte* at = receive_target(info, i, members, image);
+    if (hash_bytes(at, info.members[i].bytes) != info.members[i].hash) {
+      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, info.members[i].name));
+    }
+  }
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (!members[i].host) members[i].load(receive_target(info, i, members, image));
+  }
+}
+
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
                   const std::string& what) {
   check_compatible(info, members, what);

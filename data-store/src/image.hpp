@@ -58,5 +58,16 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
 // host members). Throws CheckpointError on a checksum mismatch.
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
                   const std::string& what);
+// What layout_image() gives depends only on names, types, layouts, extents
+// and sizes; two ranks whose digests match lay out images identically.
+std::uint64_t layout_digest(const ImageInfo& info);
+// Where a member's bytes are received in place: its host memory, or the
+// payload area of `image` (members without host memory).
+std::byte* receive_target(const ImageInfo& layout, std::size_t i, const std::vector<Member>& members,
+                          std::byte* image);
+// After members were received in place: verify them against the sender's
+// table and load those that went to `image`.
+void finish_received(const ImageInfo& info, std::byte* image, const std::vector<Member>& members,
+                     const std::string& what);
 
 }  // namespace fx::detail

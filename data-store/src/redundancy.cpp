@@ -44,9 +44,7 @@ bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok) {
   if (out[0] > 0) t.send(s.own.data(), out[0], dest, detail::kTagImage);
   t.wait();
   if (in[0] == 0) return false;
-  s.held_rank = src;
-  s.held_header = in[1];
-  s.held_ok = true;
+  s.hold(src, in[1]);
   return true;
 }
 
@@ -109,14 +107,15 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
       if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == n) mine = v.get();
     }
   }
+  detail::Buffer header;  // a direct pull's header
   if (parity()) {
     rebuild_parity(plan, mine);
   } else {
     Transfer t(comm, orphans);
-    pull_buddy(plan, t, mine);
+    pull_buddy(plan, t, mine, header);
     t.wait();
-    start_protect(plan);
   }
+  const bool direct = me.source == Source::buddy && me.direct;
 
   const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
                            : me.source == Source::buddy
@@ -126,15 +125,21 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   try {
     if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
     if (me.source != Source::own) {
-      mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), what);
+      const detail::Buffer& h = direct ? header : mine->own;
+      mine->own_info = detail::read_header(h.data(), h.size(), what);
       if (mine->own_info.iteration != it || mine->own_info.rank != r) {
         FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what, mine->own_info.iteration,
                                               mine->own_info.rank));
       }
     }
-    detail::unpack_image(mine->own_info, mine->own.data(), members, what);
+    if (direct) {
+      // In place: the slot keeps no own image; a later restore pulls again.
+      detail::finish_received(mine->own_info, mine->own.data(), members, what);
+    } else {
+      detail::unpack_image(mine->own_info, mine->own.data(), members, what);
+    }
     if (me.source != Source::own) {
-      mine->own_ok = true;
+      mine->own_ok = !direct;
       mine->sequence = mine->own_info.sequence;
     }
   } catch (const CheckpointError& e) {
@@ -142,14 +147,21 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
     ok = false;
     if (mine && me.source != Source::own) mine->own_ok = false;
   }
+  // Every rank posts its part, whatever its checks said: the peers' halves
+  // must find their match.
+  if (!parity()) start_protect(plan);
   const bool all_ok = comm.agree(ok ? 1 : 0) != 0;
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
 }
 
 // A recovered rank receives its image from the rank holding its copy; the
-// holders send. Straight into the version slot, in one message each.
-void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
+// holders send. When the copy is laid out like the receiver's members
+// (plan: direct), the header comes first and every member straight into
+// application memory: no copy and no page faults on fresh buffers.
+// Otherwise the whole image in one message, into the version slot.
+void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine,
+                                 detail::Buffer& header) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
@@ -157,9 +169,20 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
   if (me.source == Source::buddy) {
     Slot& s = slot_for(it, n);
     s.sequence = plan.sequence;
-    s.own.reset(me.bytes);
-    t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
     mine = &s;
+    if (me.direct) {
+      const detail::ImageInfo layout = detail::layout_image(members, it, plan.sequence, r, n);
+      header.reset(me.header);
+      s.own.reset(layout.total_bytes);  // only members without host memory land here
+      t.recv(header.data(), me.header, me.holder, detail::kTagPull);
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        t.recv(detail::receive_target(layout, i, members, s.own.data()), layout.members[i].bytes, me.holder,
+               detail::kTagPull);
+      }
+    } else {
+      s.own.reset(me.bytes);
+      t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
+    }
   }
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
@@ -169,20 +192,50 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
       FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}",
                                             q, it));
     }
-    t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
+    if (!rp.direct) {
+      t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
+      continue;
+    }
+    const detail::ImageInfo info = detail::read_header(s->held.data(), s->held_header, "held copy");
+    t.send(s->held.data(), s->held_header, q, detail::kTagPull);
+    for (const auto& m : info.members) {
+      t.send(s->held.data() + info.payload_offset + m.offset, m.bytes, q, detail::kTagPull);
+    }
   }
 }
 
-// Re-create missing buddy copies (a recovered rank's, and the one a
-// recovered rank should hold) in the background: the application resumes
-// at once, MPI progresses the copies during its steps, and the next
-// commit() or restore() completes them before relying on them.
+// Re-create missing copies in the background: buddy copies (a recovered
+// rank's, and the one a recovered rank should hold) and, after a direct
+// pull, the recovered rank's own image. The application resumes at once,
+// MPI progresses the copies during its steps, and the next commit(),
+// restore() or flush() completes them before relying on them.
 void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    if (rp.source == Source::buddy && rp.direct && rp.holder == r) {
+      Slot* s = find(it);
+      Transfer x(comm, orphans);
+      x.send(s->held.data(), s->held.size(), q, detail::kTagOwn);
+      background.push_back({x.release(), nullptr});
+    }
+    if (rp.source == Source::buddy && rp.direct && q == r) {
+      Slot& s = slot_for(it, n);
+      s.own.reset(rp.bytes);
+      Transfer x(comm, orphans);
+      x.recv(s.own.data(), rp.bytes, rp.holder, detail::kTagOwn);
+      Slot* sp = &s;
+      background.push_back({x.release(), [sp, r, it, bytes = rp.bytes] {
+                              try {
+                                sp->own_info = detail::read_header(sp->own.data(), bytes, "own copy");
+                                sp->own_ok = sp->own_info.iteration == it && sp->own_info.rank == r;
+                              } catch (const CheckpointError&) {
+                                sp->own_ok = false;
+                              }
+                            }});
+    }
     if (rp.protect_from == r) {
       Slot* s = find(it);
       const bool own = q == r;
@@ -203,11 +256,7 @@ void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
       Transfer x(comm, orphans);
       x.recv(s.held.data(), rp.bytes, rp.protect_from, detail::kTagProtect);
       Slot* sp = &s;
-      background.push_back({x.release(), [sp, q, header = rp.header] {
-                              sp->held_rank = q;
-                              sp->held_header = header;
-                              sp->held_ok = true;
-                            }});
+      background.push_back({x.release(), [sp, q, header = rp.header] { sp->hold(q, header); }});
     }
   }
 }
@@ -253,6 +302,8 @@ void DataStore::Impl::rebuild_parity(const detail::RestorePlan& plan, Slot*& min
     s.stripe = stripe;
     s.parity_ok = true;
     mine = &s;
+    scratch_a.release();  // m chunks each: not worth keeping
+    scratch_b.release();
     return;
   }
   Slot* s = find(it);
@@ -270,6 +321,7 @@ void DataStore::Impl::rebuild_parity(const detail::RestorePlan& plan, Slot*& min
   Transfer x(comm, orphans);
   x.send(scratch_b.data(), scratch_b.size(), f, detail::kTagRebuild);
   x.wait();
+  scratch_b.release();
 }
 
 }  // namespace fx

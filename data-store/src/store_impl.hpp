@@ -23,6 +23,7 @@ enum Tag : int {
   kTagImage,
   kTagPull,
   kTagProtect,
+  kTagOwn,
   kTagParity,
   kTagRebuild,
 };
@@ -40,11 +41,14 @@ struct Slot {
   std::uint64_t held_header = 0;
   int held_rank = -1;           // buddy: whose image `held` is
   bool held_ok = false;
+  std::uint64_t held_layout = 0;  // layout digest of the held image
   bool parity_ok = false;       // parity: `held` is this rank's complete parity block
   std::uint64_t stripe = 0;     // parity: padded image size of the group
   bool committed = false;
 
   void clear_flags();
+  // `held` now holds a complete image of `rank`.
+  void hold(int rank, std::uint64_t header);
   SlotSummary summary() const;
 };
 
@@ -133,7 +137,8 @@ struct DataStore::Impl {
   bool protect_parity(detail::Slot& s, bool mine_ok);
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
-  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
+  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine,
+                  detail::Buffer& header);
   void start_protect(const detail::RestorePlan& plan);
   void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);
 

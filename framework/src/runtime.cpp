@@ -216,14 +216,12 @@ void Runtime::run_active() {
   if (resized_) {
     // resize() re-runs the app's registrations (setup), so what the old
     // decomposition registered goes: derived comms and failure callbacks.
-    for (auto& d : derived_) free_comm(d.slot->raw);
-    derived_.clear();
-    callbacks_.clear();
-    needs_rebuild_ = false;
+    drop_registrations();
     iteration_ = app_.resize(ctx_);
     resized_ = false;
     needs_restore_ = false;
   }
+  if (app_restores_) needs_restore_ = false;
   if (needs_restore_) {
     fault_point(Phase::restore);
     const bool may_restore = recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
@@ -255,14 +253,7 @@ void Runtime::run_active() {
     check_world_watch();
     fault_point(Phase::compute);
     const bool done = app_.step(ctx_, iteration_);
-    if (first && pending_recovery_) {
-      // Kill (or detection) -> first completed step after the repair.
-      pending_recovery_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
-      log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration_, pending_recovery_->total_s * 1e3,
-                t_kill_ > 0 ? "kill" : "detection");
-      if (logical_ == 0) report_.add_recovery(*pending_recovery_);
-      pending_recovery_.reset();
-    }
+    if (first) note_resumed();
     first = false;
     ++iteration_;
     if (logical_ == 0) report_.add_progress(since_start(), iteration_);
@@ -280,6 +271,23 @@ void Runtime::run_active() {
   const double tf = now();
   app_.finish(ctx_);
   add_phase("finish", now() - tf);
+}
+
+void Runtime::note_resumed() {
+  if (!pending_recovery_) return;
+  // Kill (or detection) -> first completed step after the repair.
+  pending_recovery_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
+  log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration_, pending_recovery_->total_s * 1e3,
+            t_kill_ > 0 ? "kill" : "detection");
+  if (logical_ == 0) report_.add_recovery(*pending_recovery_);
+  pending_recovery_.reset();
+}
+
+void Runtime::drop_registrations() {
+  for (auto& d : derived_) free_comm(d.slot->raw);
+  derived_.clear();
+  callbacks_.clear();
+  needs_rebuild_ = false;
 }
 
 void Runtime::rebuild_derived() {

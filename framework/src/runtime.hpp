@@ -63,6 +63,16 @@ class Runtime final : public FailureHandler {
   const std::vector<std::string>& args() const { return args_; }
   void fault_point(Phase phase);
 
+  // For TryBlocks and Reinit (tryblock.cpp, reinit.cpp).
+  bool failing() const { return failing_; }   // revoked, repair pending
+  void check_world_watch();                   // throws ProcessFailure once a failure was announced
+  void checkpoint();                          // store commit of iteration(), with its report entry
+  void set_iteration(std::int64_t it) { iteration_ = it; }
+  void set_app_restores(bool on) { app_restores_ = on; }  // Reinit: the resilient function restores
+  void drop_registrations();                  // derived comms and failure callbacks
+  void note_resumed();                        // the first step after a repair is done
+  RecoveryRecord* pending_recovery() { return pending_recovery_ ? &*pending_recovery_ : nullptr; }
+
  private:
   struct Derived {
     std::shared_ptr<CommSlot> slot;
@@ -71,10 +81,8 @@ class Runtime final : public FailureHandler {
   };
 
   void init_world();
-  void checkpoint();
   void run_active();           // the step loop; throws ProcessFailure
   bool idle_as_spare();        // true: released; false: woken by a failure
-  void check_world_watch();    // at step boundaries
   void recover();              // repair + roles + bookkeeping
   void rebuild_derived();
   void revoke_all();
@@ -116,6 +124,7 @@ class Runtime final : public FailureHandler {
   double t_kill_ = -1;                        // newest victim's kill stamp
   bool needs_restore_ = true;                 // at start: cold restart attempt
   bool resized_ = false;
+  bool app_restores_ = false;                 // skip the restore before the first step
   bool failing_ = false;                      // revoked, repair pending
   std::string fatal_;                         // this process's unrecoverable error
   ExitCode fatal_code_ = ExitCode::error;

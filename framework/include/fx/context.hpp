@@ -4,9 +4,11 @@
 #include <fx/data_store/store.hpp>
 #include <fx/inject.hpp>
 #include <fx/report.hpp>
+#include <fx/tryblock.hpp>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,8 @@ struct FailureEvent {
 
 namespace detail {
 class Runtime;
+struct ContextAccess;
+struct TryState;
 }
 
 // What an application sees of fx. Handed to every ResilientApp hook.
@@ -68,8 +72,16 @@ class Context {
   // Logical ranks (at the time they failed) this process knows to have failed.
   std::vector<int> failed_ranks() const;
 
+  // A TryBlock over comm() or a subgroup of it (see <fx/tryblock.hpp>).
+  // Inside another block's body it is nested in that block.
+  TryOutcome try_block(const std::string& name, const TryBody& body, const TryOptions& options = {});
+  TryOutcome try_block(const std::string& name, const Comm& group, const TryBody& body,
+                       const TryOptions& options = {});
+
  private:
+  friend struct detail::ContextAccess;  // TryBlocks and Reinit reach the runtime
   detail::Runtime& rt_;
+  std::shared_ptr<detail::TryState> try_state_;
 };
 
 }  // namespace fx

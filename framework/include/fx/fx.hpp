@@ -7,4 +7,6 @@
 #include <fx/data_store/store.hpp>
 #include <fx/error.hpp>
 #include <fx/log.hpp>
+#include <fx/reinit.hpp>
 #include <fx/report.hpp>
+#include <fx/tryblock.hpp>

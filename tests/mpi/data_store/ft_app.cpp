@@ -9,10 +9,13 @@
 //   step:R@IT[#K]     raise(SIGKILL) at the start of step IT
 //   commit:R@IT[#K]   ... inside the checkpoint of iteration IT (a member's save)
 //   restore:R@K       ... inside the restore after the K-th repair (a member's load)
-//   job@IT            every rank at the start of step IT (the whole job dies)
+//   job@IT            every rank inside the checkpoint of iteration IT (the
+//                     whole job dies; no MPI call lies between the last step's
+//                     reduction and that point, so no rank can see another die)
 //
 // Flags (after fx's own): --iters N --n WORDS --expect-level memory|hdf5|none
 //   --expect-recoveries K --expect-first-step IT
+//   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
 #include <fx/fx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <vector>
 
@@ -86,10 +90,17 @@ class StoreApp : public fx::ResilientApp {
     cli.add_option("--expect-level", expect_level_);
     cli.add_option("--expect-recoveries", expect_recoveries_);
     cli.add_option("--expect-first-step", expect_first_step_);
+    bool clean = false;
+    cli.add_flag("--clean-dir", clean);
     std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
     cli.parse(args);
     kills_ = parse_kills(std::getenv("FX_DS_KILL"));
     ctx_ = &ctx;
+    // Before any checkpoint exists: other ranks touch the directory only
+    // after collective steps (or through rank 0's listing at a cold start).
+    if (clean && ctx.rank() == 0 && ctx.role() == fx::Role::initial && ctx.recoveries() == 0) {
+      std::filesystem::remove_all(ctx.fx_config().checkpoint.hdf5.directory);
+    }
 
     words_.assign(n_, 0);
     aux_ = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>("aux", n_ / 8, 8);
@@ -99,6 +110,7 @@ class StoreApp : public fx::ResilientApp {
     probe.host = nullptr;
     probe.save = [this](std::byte* out) {
       maybe_kill("commit", next_);
+      maybe_kill("job", next_);
       std::memcpy(out, &probe_, 1);
     };
     probe.load = [this](const std::byte* in) {
@@ -119,7 +131,6 @@ class StoreApp : public fx::ResilientApp {
   bool step(fx::Context& ctx, std::int64_t it) override {
     if (first_step_ < 0) first_step_ = it;
     maybe_kill("step", it);
-    maybe_kill("job", it);
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;

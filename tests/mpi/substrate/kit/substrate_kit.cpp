@@ -392,6 +392,8 @@ RepairReport run_repair(const RepairConfig& cfg) {
         } else {
           rep.spare_wake_ms.push_back(ms);
         }
+      } else {
+        std::fprintf(stderr, "[substrate] note: live process %d recorded no detection\n", p);
       }
       sh_in = std::max(sh_in, r[kShrinkIn]);
       sh_out = std::max(sh_out, r[kShrinkOut]);
