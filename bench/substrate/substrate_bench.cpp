@@ -102,7 +102,10 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string join(const std::vector<double>& v) {
   std::string s;
-  for (double x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  for (double x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
   return s.empty() ? "-" : s;
 }
 
@@ -146,7 +149,7 @@ void write_summary(const std::string& dir) {
   std::fprintf(f, "benchmark: substrate\n");
   std::fprintf(f, "configurations:\n");
   for (const auto& file : files) {
-    std::ifstream in(raw_dir + "/" + file);
+    std::ifstream in(raw_dir + '/' + file);
     std::map<std::string, std::vector<double>> pooled;
     std::map<std::string, std::string> meta;
     std::string line;

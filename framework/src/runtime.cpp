@@ -169,6 +169,16 @@ void Runtime::revoke_all() {
   ulfm::revoke(world_);  // wakes the idle spares
 }
 
+bool Runtime::interrupted() {
+  int rc = MPI_SUCCESS;
+  if (!watch_.test(rc)) return false;
+  if (rc == MPI_SUCCESS) {
+    watch_.post(world_);  // a stray control message; nothing to do with repair
+    return false;
+  }
+  return true;
+}
+
 void Runtime::check_world_watch() {
   int rc = MPI_SUCCESS;
   if (!watch_.test(rc)) return;
@@ -271,6 +281,9 @@ void Runtime::run_active() {
   const double tf = now();
   app_.finish(ctx_);
   add_phase("finish", now() - tf);
+  // A failure inside finish() is repaired like any other; after this
+  // agreement nobody enters a repair any more, so the spares can go.
+  app_comm().agree(1);
 }
 
 void Runtime::note_resumed() {

@@ -46,6 +46,7 @@ class Runtime final : public FailureHandler {
   MPI_Comm release_world();
 
   void on_failure(MPI_Comm where, int rc, const char* call) override;
+  bool interrupted() override;
 
   // What Context forwards to.
   const Comm& app_comm() const { return comm_; }

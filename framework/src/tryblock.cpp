@@ -16,7 +16,6 @@
 #include <fx/tryblock.hpp>
 
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -203,7 +202,6 @@ bool complete(TryFrame& f, double until) {
       return true;
     }
     if (now() > until) return false;
-    sched_yield();
   }
 }
 
@@ -238,6 +236,8 @@ struct Agreed {
 Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
   int value = static_cast<int>(flag);
   MPI_Request req = MPI_REQUEST_NULL;
+  // Polling MPI_Test is what the blocking agreement does inside (a wait on
+  // the same request, progress yielding when idle), plus a clock check.
   int rc = ulfm::iagree(f.comm.raw(), &value, &req);
   const double hard = deadline + f.rt.config().recovery.timeout_s;
   bool revoked = false;
@@ -259,7 +259,6 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
                             "deadline (recovery.timeout_s)",
                             f.name, hard - deadline));
     }
-    sched_yield();
   }
   if (rc != MPI_SUCCESS && !ulfm::is_proc_failed(rc)) throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
   return {static_cast<unsigned>(value), rc != MPI_SUCCESS};
@@ -482,7 +481,9 @@ void record(TryFrame& f, const TryOutcome& o) {
   if (f.ctx.rank() == 0) {
     f.ctx.report().add_tryblock({o.name, o.committed ? "committed" : "aborted", o.attempts, o.describe()});
   }
-  log::emit(o.committed ? log::Level::debug : log::Level::warn, "TryBlock '{}' {}", o.name, o.describe());
+  // One line per block for the job: the group's first rank speaks.
+  const bool speak = !o.committed && f.comm.rank() == 0;
+  log::emit(speak ? log::Level::warn : log::Level::debug, "TryBlock '{}' {}", o.name, o.describe());
 }
 
 TryOutcome outcome_of(const std::string& name, const std::vector<TryRankError>& errors) {

@@ -235,14 +235,22 @@ class Solver {
 
   Solver(const Params& p, int rank, int nranks, Log log = {})
       : p_(p), b_(p, rank, nranks), halo_(b_), log_(std::move(log)) {
-    u_ = Field("stencil_u", b_.n(0) + 2, b_.n(1) + 2, b_.n(2) + 2);
-    v_ = Field("stencil_v", b_.n(0) + 2, b_.n(1) + 2, b_.n(2) + 2);
+    // Not zero-filled here: a recruited spare gets u from the checkpoint
+    // and v from its first sweep, so two memsets of the state would only
+    // delay the recovery. Only v's ghost shell needs values (walls; the
+    // never-read edges and corners zeroed so checkpoints hold no garbage).
+    auto field = [this](const char* label) {
+      return Field(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), b_.n(0) + 2,
+                   b_.n(1) + 2, b_.n(2) + 2);
+    };
+    u_ = field("stencil_u");
+    v_ = field("stencil_v");
     line_sq_ = Kokkos::View<double**, Kokkos::LayoutRight>("stencil_line_sq", b_.n(0), b_.n(1));
-    apply_walls(u_, b_);
+    zero_shell(v_);
     apply_walls(v_, b_);
   }
 
-  // A fresh start: interior 0 (the Views are zero-initialised), iteration 0.
+  // A fresh start: u = 0 inside, walls on the boundary, iteration 0.
   void initialize() {
     Kokkos::deep_copy(u_, 0.0);
     apply_walls(u_, b_);
@@ -311,6 +319,16 @@ class Solver {
   std::size_t state_bytes() const { return u_.span() * sizeof(double); }
 
  private:
+  void zero_shell(const Field& f) const {
+    const auto all = Kokkos::ALL;
+    for (int d = 0; d < 3; ++d)
+      for (const std::int64_t at : {std::int64_t(0), b_.n(d) + 1}) {
+        if (d == 0) Kokkos::deep_copy(Kokkos::subview(f, at, all, all), 0.0);
+        if (d == 1) Kokkos::deep_copy(Kokkos::subview(f, all, at, all), 0.0);
+        if (d == 2) Kokkos::deep_copy(Kokkos::subview(f, all, all, at), 0.0);
+      }
+  }
+
   Params p_;
   Block b_;
   Halo<Comm> halo_;

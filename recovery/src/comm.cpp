@@ -2,6 +2,7 @@
 #include <fx/recovery/ulfm.hpp>
 
 #include <fmt/format.h>
+#include <sched.h>
 
 namespace fx {
 
@@ -43,8 +44,19 @@ void Comm::wait_all(std::vector<Request>& rs) const {
 void Comm::barrier() const { check(MPI_Barrier(raw()), "MPI_Barrier", __FILE__, __LINE__); }
 
 int Comm::agree(int flag) const {
-  check(ulfm::agree(raw(), &flag), "MPIX_Comm_agree", __FILE__, __LINE__);
-  return flag;
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(ulfm::iagree(raw(), &flag, &req), "MPIX_Comm_iagree", __FILE__, __LINE__);
+  auto* h = handler();
+  for (int done = 0;;) {
+    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPIX_Comm_iagree", __FILE__, __LINE__);
+    if (done) return flag;
+    if (h && h->interrupted()) {
+      // The request stays behind on a communicator the repair replaces.
+      h->on_failure(raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
+      throw ProcessFailure("agreement left: a repair started elsewhere", {}, __FILE__, __LINE__);
+    }
+    sched_yield();  // oversubscribed nodes: let the peers we wait for run
+  }
 }
 
 }  // namespace fx

@@ -20,6 +20,11 @@ class FailureHandler {
  public:
   virtual ~FailureHandler() = default;
   virtual void on_failure(MPI_Comm where, int rc, const char* call) = 0;
+  // Non-blocking: has a repair started elsewhere (the world was revoked or a
+  // process died)? Agreements poll this, because a revoke does not
+  // interrupt MPIX_Comm_agree: without it, ranks waiting in an agreement
+  // would wait forever for ranks that left for the repair.
+  virtual bool interrupted() { return false; }
 };
 
 // The communicator a Comm refers to. The runtime swaps `raw` after a repair,
@@ -152,7 +157,9 @@ class Comm {
     return out;
   }
   void barrier() const;
-  // ULFM agreement (bitwise AND of flag over live ranks); throws on failure.
+  // ULFM agreement (bitwise AND of flag over live ranks); throws on failure,
+  // and leaves (throwing ProcessFailure) when the handler reports a repair
+  // under way elsewhere.
   int agree(int flag) const;
 
   detail::FailureHandler* handler() const { return slot_ ? slot_->handler : nullptr; }

@@ -11,11 +11,14 @@
 //   restore:R@K       ... inside the restore after the K-th repair (a member's load)
 //   job@IT            every rank inside the checkpoint of iteration IT (the
 //                     whole job dies; no MPI call lies between the last step's
-//                     reduction and that point, so no rank can see another die)
+//                     reduction and that point, so no rank can see another die);
+//                     rank 0 first leaves the verdict "aborted" (4) for the
+//                     launcher, which otherwise may wait on mpiexec for ever
 //
 // Flags (after fx's own): --iters N --n WORDS --expect-level memory|hdf5|none
 //   --expect-recoveries K --expect-first-step IT
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
+#include <fx/detail/status.hpp>
 #include <fx/fx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -193,6 +196,9 @@ class StoreApp : public fx::ResilientApp {
       if (k.where != where || k.at != at) continue;
       if (k.rank >= 0 && k.rank != ctx_->rank()) continue;
       if (k.where != "restore" && ctx_->recoveries() != k.recoveries) continue;
+      if (k.where == "job" && ctx_->rank() == 0) {
+        fx::detail::write_status(fx::ExitCode::aborted, "data_store_ft_app: killed the whole job on purpose");
+      }
       std::fflush(nullptr);
       std::raise(SIGKILL);
     }

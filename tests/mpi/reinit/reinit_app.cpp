@@ -5,7 +5,8 @@
 //
 // app: nx ny nz iterations (YAML `app:` or FX_CFG_APP__*); flags after fx's:
 //   --expect-recoveries K  --expect-deferred (sync: a caught error was
-//   carried to the next test_failure)  --misuse nested|mode|finalize
+//   carried to the next test_failure)  --expect-level memory|hdf5|none (the
+//   last restore)  --misuse nested|mode|finalize
 //   --preset-sync (fx::set_reinit_mode(sync) before fx::reinit)
 #include <fx/fx.hpp>
 
@@ -24,6 +25,7 @@ struct Options {
   bool expect_deferred = false;
   bool preset_sync = false;
   std::string misuse;
+  std::string expect_level;  // where the last restore came from: memory | hdf5 | none
 };
 
 // Across entries: solve()'s locals die with each rollback.
@@ -42,6 +44,7 @@ Options parse(const fx::Context& ctx) {
   cli.add_flag("--expect-deferred", o.expect_deferred);
   cli.add_flag("--preset-sync", o.preset_sync);
   cli.add_option("--misuse", o.misuse);
+  cli.add_option("--expect-level", o.expect_level);
   std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);
   cli.parse(args);
   return o;
@@ -149,6 +152,11 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
   if (opt.expect_recoveries >= 0 && replacements != opt.expect_recoveries)
     fail(fmt::format("{} replacement processes, expected {}", replacements, opt.expect_recoveries));
   if (opt.expect_deferred && deferred == 0) fail("sync mode: no rank carried a caught error to test_failure");
+  if (!opt.expect_level.empty()) {
+    const auto& recs = ctx.report().recoveries();
+    const std::string level = recs.empty() ? "(no recovery)" : recs.back().restored_level;
+    if (level != opt.expect_level) fail("the last restore came from " + level + ", expected " + opt.expect_level);
+  }
 }
 
 }  // namespace

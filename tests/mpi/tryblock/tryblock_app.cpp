@@ -4,9 +4,9 @@
 // sum read back afterwards; a bit flip in between breaks it). Then acc folds
 // in a global sum. Rank 0 replays the failure-free run serially.
 //
-// --scenario picks what goes wrong (see kExpect below); at the end every
-// rank checks its own TryBlock log against the scenario, and rank 0 checks
-// that every rank present from the start has the same log, bit for bit.
+// --scenario picks what goes wrong (see check_log); at the end every rank
+// checks its own TryBlock log against the scenario, and rank 0 checks that
+// every rank present from the start has the same log, bit for bit.
 #include <fx/fx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "same_log.hpp"
 
 namespace {
 
@@ -53,12 +55,6 @@ std::uint64_t words_sum(const std::vector<std::uint64_t>& d) {
 void sleep_s(double s) {
   timespec ts{static_cast<time_t>(s), static_cast<long>((s - static_cast<double>(static_cast<time_t>(s))) * 1e9)};
   nanosleep(&ts, nullptr);
-}
-
-std::uint64_t digest(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
 }
 
 [[noreturn]] void fail(const std::string& what) { FX_THROW(fx::Error, "tryblock_app: " + what); }
@@ -126,20 +122,9 @@ class TryApp : public fx::ResilientApp {
 
   void finish(fx::Context& ctx) override {
     const auto& log = fx::try_log(ctx);
-    std::string text;
-    for (const auto& o : log) text += o.describe() + "\n";
-    const bool original = ctx.role() != fx::Role::recovered;
-    if (original) check_log(log);
-    struct Mine {
-      int original;
-      std::uint64_t digest;
-    };
-    const auto all = ctx.comm().gather(Mine{original ? 1 : 0, digest(text)}, 0);
+    if (ctx.role() != fx::Role::recovered) check_log(log);
+    const std::string text = tryblock_test::check_same_log(ctx);
     if (ctx.rank() != 0) return;
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      if (all[i].original && all[i].digest != all[0].digest)
-        fail("rank " + std::to_string(i) + " saw other TryBlock outcomes than rank 0:\n" + text);
-    }
     const std::uint64_t want = replay(ctx.size());
     std::printf("tryblock_app: scenario %s, recoveries %d, %zu logged outcome(s), acc %llu, expected %llu\n%s",
                 opt_.scenario.c_str(), ctx.recoveries(), log.size(), static_cast<unsigned long long>(acc_),

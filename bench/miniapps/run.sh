@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Mini-app benchmarks, all measured in this one run (timings on a shared
+# 2-core machine are noisy: compare ratios, read medians):
+#
+#   overhead   fx app (4 ranks, no spares, no checkpoints) vs its plain
+#              MPI + Kokkos baseline, runs interleaved; time = the app's
+#              own solve time (from initialize to the end of the loop)
+#   bandwidth  stencil effective sweep bandwidth vs a STREAM-like copy of
+#              the same per-rank size on the same 4 ranks
+#   recovery   4 active + 2 spares, one SIGKILL, buddy restore: the extra
+#              wall time beyond recomputing the lost iterations, for the
+#              stencil with 64 MiB of state per rank, and for minife
+#
+#   bench/miniapps/run.sh [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]
+#
+# Writes bench/results/miniapps.yaml (or OUT.yaml). FX_BUILD_DIR picks the build.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/scripts/env.sh"
+launch=$root/scripts/launch.sh
+reps=5
+out=$root/bench/results/miniapps.yaml
+while getopts "r:o:" opt; do
+  case $opt in
+    r) reps=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) echo "usage: $0 [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+parts=${*:-overhead bandwidth recovery}
+bin=$FX_BUILD_DIR/miniapps
+for exe in stencil/stencil stencil/stencil_baseline minife/minife minife/minife_baseline; do
+  [ -x "$bin/$exe" ] || { echo "bench: $bin/$exe not built" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/fx-bench-miniapps.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$(dirname "$out")"
+samples=$work/samples.txt   # lines: "<group> <key> <value>"
+: >"$samples"
+
+# run <group> <np> <spares> <env...> -- <program args...>: one launch; its
+# result/timing lines and report land in $samples.
+run() {
+  local group=$1 np=$2 spares=$3
+  shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  env "${envs[@]}" FX_REPORT="$work/report.yaml" "$launch" -n "$np" -s "$spares" -t 300 -- "$@" \
+    >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  t1=$(date +%s.%N)
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
+    echo "bench: '$*' exited with $rc" >&2
+    tail -5 "$work/err.txt" >&2
+    return 1
+  fi
+  awk -v g="$group" '/^(result|timing): /{print g, $2, $4}' "$work/out.txt" >>"$samples"
+  echo "$group launch_s $(awk "BEGIN{print $t1 - $t0}")" >>"$samples"
+  if [ -f "$work/report.yaml" ]; then
+    # The fx report's recovery record: kill -> first step after the repair.
+    # (No YAML module needed: the keys are unique enough to grep.)
+    awk -v g="$group" '
+      /^recoveries:/ {rec = 1; next}
+      /^[a-z_]+:/ {rec = 0}
+      rec && /restored_iteration:/ {print g, "restored_iteration", $2}
+      rec && /^ +(detect|shrink|agree|rebuild|restore|total): / {k = $1; sub(":", "", k); print g, "recovery_" k "_s", $2}
+    ' "$work/report.yaml" >>"$samples"
+    rm -f "$work/report.yaml"
+  fi
+  echo "  $group: rc $rc, $(grep -E '^timing: (solve|bandwidth)' "$work/out.txt" | tr '\n' ' ')"
+}
+
+stencil_small=(--nx 160 --ny 160 --nz 160 --iterations 100 --progress-every 0)
+minife_small=(--nx 48 --ny 48 --nz 48 --tolerance 1e-10 --progress-every 0)
+
+if [[ " $parts " == *" overhead "* ]]; then
+  echo "overhead: $reps interleaved pairs per app, 4 ranks, no spares, no checkpoints"
+  for ((i = 0; i < reps; ++i)); do
+    run stencil_baseline 4 0 FX_BENCH=1 -- "$bin/stencil/stencil_baseline" "${stencil_small[@]}"
+    run stencil_fx 4 0 FX_BENCH=1 -- "$bin/stencil/stencil" "${stencil_small[@]}"
+    run minife_baseline 4 0 FX_BENCH=1 -- "$bin/minife/minife_baseline" "${minife_small[@]}"
+    run minife_fx 4 0 FX_BENCH=1 -- "$bin/minife/minife" "${minife_small[@]}"
+  done
+fi
+
+if [[ " $parts " == *" bandwidth "* ]]; then
+  # Out of cache: 320^3 over 2x2x1 ranks, 162x162x322 doubles per field and
+  # rank, against a copy of arrays of that size.
+  field_mib=$(awk 'BEGIN{print 162*162*322*8/1048576}')
+  echo "bandwidth: stencil 320^3 vs a STREAM-like copy of $field_mib MiB per rank and array, 4 ranks"
+  for ((i = 0; i < reps; ++i)); do
+    run stencil_bw 4 0 FX_BENCH=1 -- "$bin/stencil/stencil_baseline" --nx 320 --ny 320 --nz 320 \
+      --iterations 20 --progress-every 0
+    run stream 4 0 FX_BENCH=1 -- "$FX_BUILD_DIR/bench/miniapps/bench_stream_copy" --mib "$field_mib" --reps 10
+  done
+fi
+
+if [[ " $parts " == *" recovery "* ]]; then
+  # 320^3 over 2x2x1 ranks: 162x162x322 doubles = 64.5 MiB of field per rank.
+  big=(--nx 320 --ny 320 --nz 320 --iterations 30 --residual-every 10 --progress-every 0)
+  fxset=(--fx-set checkpoint.memory.every=10)
+  echo "recovery: stencil 4+2 ranks, 64 MiB per rank, checkpoint every 10, kill of rank 2 at iteration 25"
+  for ((i = 0; i < (reps + 1) / 2; ++i)); do
+    run stencil_recovery_ref 4 2 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" "${fxset[@]}"
+    run stencil_recovery_kill 4 2 FX_INJECT=2@25 -- "$bin/stencil/stencil" "${big[@]}" "${fxset[@]}"
+  done
+  mf=(--nx 48 --ny 48 --nz 48 --tolerance 1e-10 --progress-every 0 --fx-set checkpoint.memory.every=10)
+  echo "recovery: minife 4+2 ranks, checkpoint every 10, kill of rank 2 at iteration 45"
+  for ((i = 0; i < (reps + 1) / 2; ++i)); do
+    run minife_recovery_ref 4 2 FX_BENCH=1 -- "$bin/minife/minife" "${mf[@]}"
+    run minife_recovery_kill 4 2 FX_INJECT=2@45 -- "$bin/minife/minife" "${mf[@]}"
+  done
+fi
+
+python3 - "$samples" "$out" "$reps" <<'PY'
+import sys, statistics, datetime, platform
+samples, out, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+data = {}
+for line in open(samples):
+    g, k, v = line.split()
+    try:
+        data.setdefault(g, {}).setdefault(k, []).append(float(v))
+    except ValueError:
+        pass
+med = lambda g, k: statistics.median(data[g][k]) if g in data and k in data[g] else None
+rep = {"benchmark": "miniapps", "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+       "host": platform.node(), "repetitions": reps, "statistic": "median"}
+rows = {}
+for app in ("stencil", "minife"):
+    b, f = med(app + "_baseline", "solve_s"), med(app + "_fx", "solve_s")
+    if b and f:
+        rows[app] = {"ranks": 4, "baseline_solve_s": round(b, 6), "fx_solve_s": round(f, 6),
+                     "overhead_percent": round(100 * (f / b - 1), 2), "target_percent": 2.0,
+                     "baseline_samples": data[app + "_baseline"]["solve_s"], "fx_samples": data[app + "_fx"]["solve_s"]}
+if rows:
+    rep["overhead"] = rows
+s, c = med("stencil_bw", "bandwidth_gbs"), med("stream", "copy_gbs")
+if s and c:
+    rep["bandwidth"] = {"ranks": 4, "stencil_effective_gbs": round(s, 3), "stream_copy_gbs": round(c, 3),
+                        "stream_copy_best_gbs": round(med("stream", "copy_gbs_best"), 3),
+                        "stencil_fraction_of_copy": round(s / c, 3),
+                        "state_mib_per_rank_and_array": round(162 * 162 * 322 * 8 / 2**20, 1),
+                        "note": "stencil: 16 B per point and sweep (one read, one write), halo and residual included"}
+rec = {}
+for app, kill_at in (("stencil", 25), ("minife", 45)):
+    ref, kill = app + "_recovery_ref", app + "_recovery_kill"
+    if ref not in data or kill not in data:
+        continue
+    iters = med(ref, "iterations")
+    t_iter = med(ref, "compute_s") / iters if "compute_s" in data[ref] else med(ref, "solve_s") / iters
+    lost = kill_at - med(kill, "restored_iteration")
+    total = med(kill, "recovery_total_s")
+    wall_extra = med(kill, "solve_s") - med(ref, "solve_s") - lost * t_iter
+    rec[app] = {"active": 4, "spares": 2, "lost_iterations": int(lost), "iteration_s": round(t_iter, 6),
+                # kill -> first step completed after the repair, minus that step
+                "extra_s": round(total - t_iter, 4), "target_extra_s": 0.1,
+                "fx_recovery_total_s": round(total, 4),
+                "fx_detect_s": round(med(kill, "recovery_detect_s"), 4),
+                "fx_shrink_s": round(med(kill, "recovery_shrink_s"), 4),
+                "fx_restore_s": round(med(kill, "recovery_restore_s"), 4),
+                # the same from whole-run times: includes checkpoint-time noise
+                "wall_extra_s": round(wall_extra, 4),
+                "ref_solve_s": round(med(ref, "solve_s"), 4), "kill_solve_s": round(med(kill, "solve_s"), 4),
+                "answers_match": all(data[ref][k] == data[kill][k] for k in data[ref]
+                                     if k in ("iterations", "l2_norm", "solution_norm") and k in data[kill])}
+    if app == "stencil":
+        rec[app]["state_mib_per_rank"] = round(162 * 162 * 322 * 8 / 2**20, 1)
+if rec:
+    rep["recovery"] = rec
+def emit(node, indent=0):
+    pad, lines = "  " * indent, []
+    for k, v in node.items():
+        if isinstance(v, dict):
+            lines.append(f"{pad}{k}:")
+            lines += emit(v, indent + 1)
+        elif isinstance(v, list):
+            lines.append(f"{pad}{k}: [{', '.join(repr(x) for x in v)}]")
+        elif isinstance(v, bool):
+            lines.append(f"{pad}{k}: {'true' if v else 'false'}")
+        elif isinstance(v, str):
+            lines.append(f'{pad}{k}: "{v}"')
+        else:
+            lines.append(f"{pad}{k}: {v}")
+    return lines
+text = "\n".join(["# bench/miniapps/run.sh: medians of interleaved runs on this machine"] + emit(rep)) + "\n"
+open(out, "w").write(text)
+print(text)
+print("written:", out)
+PY
