@@ -13,6 +13,10 @@
 # needs several launches for a median keeps raw data between runs and
 # summarises on the last). Launcher codes 0 and 3 (survived failures) pass.
 # FX_BENCH_TIMEOUT (s, default 120) bounds each launch.
+#
+# A driver script that launches several variants itself (to compare them in
+# one invocation) is listed as:   name  script  -  -  path-in-repo  [args...]
+# and is run as `path BUILD_DIR bench/results/<name>.yaml [args...]`.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$root/scripts/env.sh"
@@ -32,6 +36,14 @@ for list in "$root"/bench/*/benchmarks.txt; do
   while read -r name np spares runs exe args; do
     case "$name" in ''|\#*) continue ;; esac
     selected "$name" || continue
+    if [ "$np" = "script" ]; then
+      echo "fx bench: $name: $exe $args"
+      # shellcheck disable=SC2086
+      if ! "$root/$exe" "$FX_BUILD_DIR" "$results/$name.yaml" $args; then
+        echo "fx bench: $name failed" >&2; failed=1
+      fi
+      ran=$((ran + 1)); continue
+    fi
     prog="$FX_BUILD_DIR/$exe"
     if [ ! -x "$prog" ]; then
       echo "fx bench: $name: $prog is not built (see $list)" >&2; failed=1; continue

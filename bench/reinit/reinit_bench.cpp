@@ -1,6 +1,6 @@
 // Reinit's global restart against the runtime's in-place resume: the same
-// loop (an allreduce per 1 ms step, a memory checkpoint of 64 KiB per rank
-// every 10 steps, 100 steps) run either as a ResilientApp (--mode inplace)
+// loop (an allreduce per 1 ms step, 100 steps, a memory checkpoint of
+// 64 KiB per rank every checkpoint.memory.every steps) run either as a ResilientApp (--mode inplace)
 // or as the resilient function of fx::reinit (--mode reinit). The kill comes
 // from fx's injection (FX_INJECT, e.g. 1@50). Rank 0 prints one line:
 //   reinit_bench: {mode: .., kill_to_resume_ms: .., restore_ms: .., resume_ms: ..}
@@ -20,7 +20,6 @@
 namespace {
 
 constexpr std::int64_t kSteps = 100;
-constexpr int kEvery = 10;
 
 // The newest kill stamp any victim left (fx's injector writes them).
 double newest_kill() {
@@ -63,14 +62,14 @@ class InPlace : public fx::ResilientApp {
   }
   bool step(fx::Context& ctx, std::int64_t it) override {
     ::step(ctx, ctx.recoveries() > seen_, t_);
-    if (ctx.recoveries() > seen_ && ctx.rank() == 0) {
-      const auto& recs = ctx.report().recoveries();
-      if (!recs.empty()) t_.restore_s = recs.back().restore_s;
-    }
     seen_ = ctx.recoveries();
     return it + 1 >= kSteps;
   }
-  void finish(fx::Context& ctx) override { print(ctx, "inplace", t_); }
+  void finish(fx::Context& ctx) override {
+    const auto& recs = ctx.report().recoveries();  // rank 0's, which prints
+    if (!recs.empty()) t_.restore_s = recs.back().restore_s;
+    print(ctx, "inplace", t_);
+  }
 
  private:
   std::vector<double> data_;
@@ -89,10 +88,11 @@ void resilient(fx::Context& ctx, fx::ReinitState state) {
     it = fx::restore_checkpoint(ctx).value_or(0);
     g_t.restore_s = fx::now() - t0;
   }
+  const int every = ctx.fx_config().checkpoint.memory.every;
   for (bool first = state != fx::ReinitState::fresh; it < kSteps; ++it, first = false) {
     fx::iteration_point(ctx, it);
     step(ctx, first, g_t);
-    if ((it + 1) % kEvery == 0) fx::checkpoint(ctx, it + 1);
+    if (every > 0 && (it + 1) % every == 0) fx::checkpoint(ctx, it + 1);
   }
   print(ctx, "reinit", g_t);
 }

@@ -311,6 +311,7 @@ class Cg {
 
   // One CG iteration (collective). True when converged or out of iterations.
   bool step(const Comm& comm) {
+    timer_.tick();
     if (norm_b_ == 0.0) return true;  // b = 0 (no interior node): x = 0 is exact
     if (on_halo_) on_halo_();
     halo_.exchange(comm, p_vec_);
@@ -356,6 +357,8 @@ class Cg {
     out.add("nonzeros", ordered_allreduce_sum(comm, double(a_.nnz())));
     out.add_timing("assembly_s", assembly_seconds_);
     out.add_timing("solve_s", solve);
+    out.add_timing("iteration_median_s", timer_.percentile(0.5));
+    out.add_timing("iteration_p10_s", timer_.percentile(0.1));
     return out;
   }
 
@@ -383,6 +386,7 @@ class Cg {
   std::int64_t iteration_ = 0;
   double solve_start_ = 0.0, assembly_seconds_ = 0.0;
   std::function<void()> on_halo_;
+  IterationTimer timer_;
 };
 
 }  // namespace miniapps::minife

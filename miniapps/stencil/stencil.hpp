@@ -250,6 +250,7 @@ class Solver {
     apply_walls(v_, b_);
   }
 
+
   // A fresh start: u = 0 inside, walls on the boundary, iteration 0.
   void initialize() {
     Kokkos::deep_copy(u_, 0.0);
@@ -264,6 +265,7 @@ class Solver {
 
   // One Jacobi iteration (collective). True when the run is done.
   bool step(const Comm& comm) {
+    timer_.tick();
     const double t = wtime();
     if (on_halo_) on_halo_();
     halo_.exchange(comm, u_);
@@ -302,6 +304,8 @@ class Solver {
     const double points = double(p_.nx) * double(p_.ny) * double(p_.nz);
     r.add_timing("solve_s", elapsed);
     r.add_timing("compute_s", step_seconds_);
+    r.add_timing("iteration_median_s", timer_.percentile(0.5));
+    r.add_timing("iteration_p10_s", timer_.percentile(0.1));
     r.add_timing("bandwidth_gbs", steps_done_ > 0 && step_seconds_ > 0
                                       ? 2.0 * sizeof(double) * points * double(steps_done_) / step_seconds_ * 1e-9
                                       : 0.0);
@@ -341,6 +345,7 @@ class Solver {
   double start_time_ = 0.0;
   double step_seconds_ = 0.0;
   std::int64_t steps_done_ = 0;  // by this process (for the bandwidth)
+  IterationTimer timer_;
 };
 
 }  // namespace miniapps::stencil

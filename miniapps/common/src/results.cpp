@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -19,10 +20,21 @@ void Results::print(std::FILE* out) const {
   std::fflush(out);
 }
 
+double IterationTimer::percentile(double q) const {
+  if (intervals_.empty()) return 0.0;
+  std::vector<double> v = intervals_;
+  const auto k = static_cast<std::size_t>(q * double(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
 std::string progress_line(std::int64_t iteration, std::int64_t total, double elapsed, double residual) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "iteration %lld/%lld  elapsed %.3f s  residual %.6e",
-                static_cast<long long>(iteration), static_cast<long long>(total), elapsed, residual);
+  const int n = std::snprintf(buf, sizeof buf, "iteration %lld/%lld  elapsed %.3f s  residual ",
+                              static_cast<long long>(iteration), static_cast<long long>(total), elapsed);
+  // Negative: not measured yet (the stencil computes it every few sweeps).
+  if (residual < 0) std::snprintf(buf + n, sizeof buf - n, "(not yet computed)");
+  else std::snprintf(buf + n, sizeof buf - n, "%.6e", residual);
   return buf;
 }
 

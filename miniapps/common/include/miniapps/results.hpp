@@ -38,7 +38,27 @@ inline double wtime() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// "iteration 40/200  elapsed 0.123 s  residual 1.234e-05"
+// Wall time from one step's start to the next one's, as the caller's loop
+// (the baseline's, or fx's runtime) sees it: its median and 10th
+// percentile are robust to the odd descheduling on a shared machine,
+// which whole-run times are not (nor by the one interval that spans a
+// recovery).
+class IterationTimer {
+ public:
+  void tick() {
+    const double t = wtime();
+    if (last_ > 0) intervals_.push_back(t - last_);
+    last_ = t;
+  }
+  double percentile(double q) const;  // 0 when no interval was seen
+
+ private:
+  double last_ = 0;
+  std::vector<double> intervals_;
+};
+
+// "iteration 40/200  elapsed 0.123 s  residual 1.234e-05" (residual < 0:
+// not computed yet)
 std::string progress_line(std::int64_t iteration, std::int64_t total, double elapsed, double residual);
 
 // What a baseline writes as its YAML report (the fx apps get theirs from
