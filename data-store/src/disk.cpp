@@ -38,7 +38,7 @@ void DataStore::Impl::write_hdf5(Slot& s) {
     log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
   }
   const auto reports = comm.gather(mine, 0);
-  if (!comm.agree(mine.ok)) {
+  if (!agree(mine.ok)) {
     FX_THROW(CheckpointError,
              error.empty() ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)",
                                          s.iteration)

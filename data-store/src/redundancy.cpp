@@ -150,7 +150,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   // Every rank posts its part, whatever its checks said: the peers' halves
   // must find their match.
   if (!parity()) start_protect(plan);
-  const bool all_ok = comm.agree(ok ? 1 : 0) != 0;
+  const bool all_ok = agree(ok ? 1 : 0) != 0;
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
 }

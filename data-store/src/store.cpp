@@ -174,6 +174,20 @@ Slot& DataStore::Impl::slot_for(std::int64_t iteration, int n) {
   return s;
 }
 
+int DataStore::Impl::agree(int flag) {
+  // Open MPI's agreement (ERA) can still write its result after it has
+  // returned a process failure (caught by AddressSanitizer as a write into
+  // a dead stack frame, and as crashes in the next repair): the flag lives
+  // in a heap cell that a failed agreement leaves behind.
+  auto cell = std::make_unique<int>(flag);
+  const int rc = ulfm::agree(comm.raw(), cell.get());
+  if (rc != MPI_SUCCESS) {
+    (void)cell.release();
+    comm.check(rc, "MPIX_Comm_agree", __FILE__, __LINE__);
+  }
+  return *cell;
+}
+
 // ---------------------------------------------------- background requests
 
 void DataStore::Impl::drain_orphans() {
@@ -333,7 +347,7 @@ void DataStore::commit(std::int64_t iteration) {
     log::error("checkpoint of iteration {}: {}", iteration, e.what());
   }
   const bool others_ok = im.protect(s, s.own_ok);
-  const int agreed = comm_.agree(s.own_ok && others_ok ? 1 : 0);
+  const int agreed = im.agree(s.own_ok && others_ok ? 1 : 0);
   if (!agreed) {
     im.drop_from(iteration);
     FX_THROW(CheckpointError,

@@ -120,6 +120,9 @@ struct DataStore::Impl {
   detail::Slot& slot_for(std::int64_t iteration, int size);  // existing, or new without recycling
   std::unique_ptr<detail::Slot> spare_slot();                // from the pool, outside `versions`
 
+  // MPIX_Comm_agree on the app comm (bitwise AND); throws ProcessFailure.
+  int agree(int flag);
+
   // Background and abandoned requests
   void drain_orphans();
   void settle_background();  // tolerant: failures mean "not done"
