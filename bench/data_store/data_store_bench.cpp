@@ -5,9 +5,11 @@
 //   same directory.
 // Levels: buddy commit, buddy restore (a fresh rank pulling its image, the
 // survivor from its own copy, and the background re-protection), HDF5
-// commit and HDF5 cold restore. Every figure is the median over repetitions
-// of the slower rank's time. Output: $FX_BENCH_DIR/<name>.yaml (default
-// bench/results/data_store.yaml).
+// commit and HDF5 cold restore. Every time is the median over repetitions
+// of the slower rank's; each repetition measures a level and its baselines
+// back to back, and the target ratios are medians of these per-repetition
+// ratios (the machine's load may change during a run). Output:
+// $FX_BENCH_DIR/<name>.yaml (default bench/results/data_store.yaml).
 //
 //   data_store_bench [--min-mib 1] [--max-mib 256] [--reps 5] [--dir DIR] [--out FILE]
 #include <fx/clock.hpp>
@@ -38,9 +40,13 @@ constexpr double kMiB = 1024.0 * 1024.0;
 struct Row {
   std::size_t mib = 0;
   int reps = 0;
+  // Medians over repetitions of the slower rank's time.
   double memcpy_s = 0, mpi_oneway_s = 0, mpi_exchange_s = 0;
-  double commit_s = 0, restore_fresh_s = 0, reprotect_s = 0, restore_own_s = 0;
+  double commit_s = 0, restore_fresh_s = 0, restore_full_s = 0, restore_own_s = 0;
   double raw_write_s = 0, raw_write_nosync_s = 0, hdf5_write_s = 0, hdf5_commit_s = 0, hdf5_restore_s = 0;
+  // Medians of the ratios taken within each repetition (robust to load
+  // that changes during the run).
+  double commit_ratio = 0, restore_ratio = 0, hdf5_ratio = 0;
 };
 
 double median(std::vector<double> v) {
@@ -49,23 +55,15 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The slower rank's time for one repetition.
-double slowest(double t) {
+// The slower rank's time of op() (prepare runs first, untimed).
+double timed(const std::function<void()>& op, const std::function<void()>& prepare = nullptr) {
+  if (prepare) prepare();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = fx::now();
+  op();
+  double t = fx::now() - t0;
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return t;
-}
-
-// Median over reps of the slowest rank's time of op(); `prepare` runs untimed first.
-double timed(int reps, const std::function<void()>& op, const std::function<void()>& prepare = nullptr) {
-  std::vector<double> ts;
-  for (int i = 0; i < reps; ++i) {
-    if (prepare) prepare();
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = fx::now();
-    op();
-    ts.push_back(slowest(fx::now() - t0));
-  }
-  return median(ts);
 }
 
 void touch(std::vector<double>& v, double seed) {
@@ -99,6 +97,19 @@ fx::Comm make_comm() {
   return fx::Comm(c, nullptr);
 }
 
+// Rank 1 as a fresh process: a new store and new (touched) state.
+struct Fresh {
+  std::unique_ptr<fx::DataStore> store;
+  std::vector<double> state;
+  void start(const fx::CheckpointConfig& cfg, const fx::Comm& comm, std::size_t n) {
+    store.reset();
+    state.assign(n, 0.0);
+    store = std::make_unique<fx::DataStore>(cfg);
+    store->set_comm(comm);
+    store->add("state", state);
+  }
+};
+
 Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm) {
   const int r = comm.rank();
   const std::size_t bytes = mib << 20;
@@ -110,98 +121,102 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   touch(state, r);
   touch(scratch, 0);
 
-  row.memcpy_s = timed(reps, [&] { std::memcpy(scratch.data(), state.data(), bytes); });
-  row.mpi_oneway_s = timed(reps, [&] {
-    if (r == 0) MPI_Send(state.data(), static_cast<int>(n), MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
-    else MPI_Recv(scratch.data(), static_cast<int>(n), MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  });
-  row.mpi_exchange_s = timed(reps, [&] {
-    MPI_Sendrecv(state.data(), static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, scratch.data(), static_cast<int>(n),
-                 MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  });
-
-  // Buddy level. Two warm-up commits fill the recycled version buffers.
   fx::CheckpointConfig mem;
   mem.memory.every = 1;
   mem.hdf5.restart = false;
-  {
-    fx::DataStore store(mem);
-    store.set_comm(comm);
-    store.add("state", state);
-    std::int64_t it = 0;
-    store.commit(++it);
-    store.commit(++it);
-    row.commit_s = timed(reps, [&] { store.commit(++it); }, [&] { state[0] = static_cast<double>(it); });
-    row.restore_own_s = timed(reps, [&] { store.restore(); });
+  fx::DataStore store(mem);
+  store.set_comm(comm);
+  store.add("state", state);
+  std::int64_t it = 0;
+  store.commit(++it);  // two warm-up commits fill the recycled buffers
+  store.commit(++it);
+  Fresh fresh;
+  fx::DataStore& mine = store;
+  auto restorer = [&]() -> fx::DataStore& { return r == 1 ? *fresh.store : mine; };
 
-    // Rank 1 restarts as a fresh process: a new store and new state.
-    std::unique_ptr<fx::DataStore> fresh;
-    std::vector<double> state1;
-    std::vector<double> reprotect;
-    row.restore_fresh_s = timed(
-        reps,
-        [&] {
-          (r == 1 ? *fresh : store).restore();
-        },
-        [&] {
-          if (r != 1) return;
-          fresh.reset();
-          state1.assign(n, 0.0);
-          fresh = std::make_unique<fx::DataStore>(mem);
-          fresh->set_comm(comm);
-          fresh->add("state", state1);
-        });
-    // The re-protection the restore left running, timed on its own.
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = fx::now();
-    (r == 1 ? *fresh : store).flush();
-    row.reprotect_s = slowest(fx::now() - t0);
-    if (r == 1 && std::memcmp(state1.data(), state.data(), bytes) != 0) {
+  std::vector<double> cp, one, ex, commit, own, pull, full, commit_ratio, restore_ratio;
+  for (int i = 0; i < reps; ++i) {
+    cp.push_back(timed([&] { std::memcpy(scratch.data(), state.data(), bytes); }));
+    one.push_back(timed([&] {
+      if (r == 0) MPI_Send(state.data(), static_cast<int>(n), MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+      else MPI_Recv(scratch.data(), static_cast<int>(n), MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }));
+    ex.push_back(timed([&] {
+      MPI_Sendrecv(state.data(), static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, scratch.data(), static_cast<int>(n),
+                   MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }));
+    commit.push_back(timed([&] { store.commit(++it); }, [&] { state[0] = static_cast<double>(it); }));
+    own.push_back(timed([&] { store.restore(); }));
+    // Rank 1 restarts as a fresh process and pulls its image from rank 0.
+    pull.push_back(timed([&] { restorer().restore(); }, [&] {
+      if (r == 1) fresh.start(mem, comm, n);
+    }));
+    if (r == 1 && std::memcmp(fresh.state.data(), state.data(), bytes) != 0) {
       throw std::runtime_error("restored state differs");
     }
+    // The same with the re-protection it leaves running (own copy and
+    // buddy copy for the fresh rank) completed.
+    full.push_back(timed(
+        [&] {
+          restorer().restore();
+          restorer().flush();
+        },
+        [&] {
+          if (r == 1) fresh.start(mem, comm, n);
+        }));
+    commit_ratio.push_back((cp.back() > one.back() ? cp.back() : one.back()) / commit.back());
+    restore_ratio.push_back(pull.back() / one.back());
   }
+  row.memcpy_s = median(cp);
+  row.mpi_oneway_s = median(one);
+  row.mpi_exchange_s = median(ex);
+  row.commit_s = median(commit);
+  row.restore_own_s = median(own);
+  row.restore_fresh_s = median(pull);
+  row.restore_full_s = median(full);
+  row.commit_ratio = median(commit_ratio);
+  row.restore_ratio = median(restore_ratio);
+  fresh.store.reset();
 
   // HDF5 level against a raw write of the same bytes to the same directory.
   const fs::path raw = dir / fmt::format("raw-{}.bin", r);
-  row.raw_write_s = timed(reps, [&] { raw_write(raw, state.data(), bytes, true); });
-  row.raw_write_nosync_s = timed(reps, [&] { raw_write(raw, state.data(), bytes, false); });
-  fs::remove(raw);
   fx::CheckpointConfig disk = mem;
   disk.hdf5.every = 1;
   disk.hdf5.keep = 1;
   disk.hdf5.restart = true;
   disk.hdf5.directory = (dir / "ckpt").string();
   {
-    fx::DataStore store(disk);
-    store.set_comm(comm);
-    store.add("state", state);
-    std::int64_t it = 0;
-    store.commit(++it);
-    std::vector<double> hdf5, total;
+    fx::DataStore h5(disk);
+    h5.set_comm(comm);
+    h5.add("state", state);
+    std::int64_t k = 0;
+    h5.commit(++k);
+    std::vector<double> rw, rwn, hw, hc, ratio;
     for (int i = 0; i < reps; ++i) {
+      rw.push_back(timed([&] { raw_write(raw, state.data(), bytes, true); }));
+      rwn.push_back(timed([&] { raw_write(raw, state.data(), bytes, false); }));
       state[0] = static_cast<double>(i);
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double t0 = fx::now();
-      store.commit(++it);
-      total.push_back(slowest(fx::now() - t0));
-      hdf5.push_back(slowest(store.last_commit_stats().hdf5_seconds));
+      hc.push_back(timed([&] { h5.commit(++k); }));
+      double w = h5.last_commit_stats().hdf5_seconds;
+      MPI_Allreduce(MPI_IN_PLACE, &w, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      hw.push_back(w);
+      ratio.push_back(rw.back() / w);
     }
-    row.hdf5_write_s = median(hdf5);
-    row.hdf5_commit_s = median(total);
+    fs::remove(raw);
+    row.raw_write_s = median(rw);
+    row.raw_write_nosync_s = median(rwn);
+    row.hdf5_write_s = median(hw);
+    row.hdf5_commit_s = median(hc);
+    row.hdf5_ratio = median(ratio);
   }
   {
-    std::unique_ptr<fx::DataStore> cold;
-    std::vector<double> state2;
-    row.hdf5_restore_s = timed(
-        reps, [&] { cold->restore(); },
-        [&] {
-          cold.reset();
-          state2.assign(n, 0.0);
-          cold = std::make_unique<fx::DataStore>(disk);
-          cold->set_comm(comm);
-          cold->add("state", state2);
-        });
-    if (cold->last_restore_level() != "hdf5") throw std::runtime_error("HDF5 restore did not come from disk");
+    std::vector<double> hr;
+    Fresh cold;
+    for (int i = 0; i < reps; ++i) {
+      hr.push_back(timed([&] { cold.store->restore(); }, [&] { cold.start(disk, comm, n); }));
+      if (cold.store->last_restore_level() != "hdf5") throw std::runtime_error("HDF5 restore did not come from disk");
+    }
+    row.hdf5_restore_s = median(hr);
   }
   if (r == 0) fs::remove_all(dir / "ckpt");
   MPI_Barrier(MPI_COMM_WORLD);
@@ -229,8 +244,8 @@ std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
     y += fmt::format("    buddy_commit_gbs: {:.3f}\n    buddy_commit_s: {:.6f}\n", gbs(w.mib, w.commit_s), w.commit_s);
     y += fmt::format("    buddy_restore_fresh_s: {:.6f}\n    buddy_restore_fresh_gbs: {:.3f}\n", w.restore_fresh_s,
                      gbs(w.mib, w.restore_fresh_s));
-    y += fmt::format("    buddy_reprotect_s: {:.6f}\n    buddy_restore_own_s: {:.6f}\n", w.reprotect_s,
-                     w.restore_own_s);
+    y += fmt::format("    buddy_restore_with_reprotect_s: {:.6f}\n    buddy_restore_own_s: {:.6f}\n",
+                     w.restore_full_s, w.restore_own_s);
     y += fmt::format("    one_transfer_s: {:.6f}\n", w.mpi_oneway_s);
     y += fmt::format("    raw_write_fsync_gbs: {:.3f}\n    raw_write_nosync_gbs: {:.3f}\n", gbs(w.mib, w.raw_write_s),
                      gbs(w.mib, w.raw_write_nosync_s));
@@ -253,13 +268,14 @@ std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
     }
     y += fmt::format("    met: {}\n", any ? (met ? "true" : "false") : "n/a (no size >= 64 MiB)");
   };
-  target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way)", 0.5, false, [](const Row& w) {
-    return gbs(w.mib, w.commit_s) / std::min(gbs(w.mib, w.memcpy_s), gbs(w.mib, w.mpi_oneway_s));
-  });
-  target("hdf5_write", "HDF5 write bandwidth / raw write()+fsync+rename of the same bytes", 0.7, false,
-         [](const Row& w) { return gbs(w.mib, w.hdf5_write_s) / gbs(w.mib, w.raw_write_s); });
-  target("buddy_restore", "restore time of a fresh rank from its buddy / one buddy transfer", 2.0, true,
-         [](const Row& w) { return w.restore_fresh_s / w.mpi_oneway_s; });
+  target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way), per repetition", 0.5, false,
+         [](const Row& w) { return w.commit_ratio; });
+  target("hdf5_write", "HDF5 write bandwidth / raw write()+fsync+rename of the same bytes, per repetition", 0.7,
+         false, [](const Row& w) { return w.hdf5_ratio; });
+  target("buddy_restore",
+         "restore time of a fresh rank from its buddy (re-protection left running) / one buddy transfer, per "
+         "repetition",
+         2.0, true, [](const Row& w) { return w.restore_ratio; });
   return y;
 }
 
@@ -309,10 +325,11 @@ int main(int argc, char** argv) {
       rows.push_back(measure(mib, k, dir, comm));
       const Row& w = rows.back();
       if (r == 0) {
-        std::printf("%4zu MiB: memcpy %.2f  mpi %.2f  commit %.2f GB/s | restore %.2f ms (transfer %.2f ms) | "
-                    "hdf5 %.2f  raw %.2f GB/s\n",
-                    mib, gbs(mib, w.memcpy_s), gbs(mib, w.mpi_oneway_s), gbs(mib, w.commit_s),
-                    w.restore_fresh_s * 1e3, w.mpi_oneway_s * 1e3, gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s));
+        std::printf("%4zu MiB: memcpy %.2f  mpi %.2f  commit %.2f GB/s (ratio %.2f) | restore %.1f ms, +reprotect "
+                    "%.1f ms, transfer %.1f ms (ratio %.2f) | hdf5 %.3f  raw %.3f GB/s (ratio %.2f)\n",
+                    mib, gbs(mib, w.memcpy_s), gbs(mib, w.mpi_oneway_s), gbs(mib, w.commit_s), w.commit_ratio,
+                    w.restore_fresh_s * 1e3, w.restore_full_s * 1e3, w.mpi_oneway_s * 1e3, w.restore_ratio,
+                    gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s), w.hdf5_ratio);
         std::fflush(stdout);
       }
     }

@@ -50,8 +50,8 @@ void print(const fx::Context& ctx, const char* mode, const Timing& t) {
   if (ctx.rank() != 0 || ctx.recoveries() == 0) return;
   const double kill = newest_kill();
   const double total = kill > 0 ? (t.resumed_at - kill) * 1e3 : -1;
-  std::printf("reinit_bench: {mode: %s, kill_to_resume_ms: %.3f, restore_ms: %.3f, resume_ms: %.3f}\n", mode, total,
-              t.restore_s * 1e3, total - t.restore_s * 1e3);
+  std::printf("reinit_bench: {mode: %s, kill_to_resume_ms: %.3f, restore_ms: %.3f, resume_ms: %.3f}\n", mode,
+              total, t.restore_s * 1e3, total - t.restore_s * 1e3);
 }
 
 class InPlace : public fx::ResilientApp {

@@ -68,10 +68,11 @@ class Bench : public fx::ResilientApp {
     if (ctx.rank() == 0) {
       std::vector<double> ratios;
       for (std::size_t i = 0; i < a.size(); ++i) ratios.push_back(b[i] / a[i]);
-      std::printf("tryblock_bench: {np: %d, agree_us: %.2f, tryblock_us: %.2f, iagree_test_us: %.2f, ratio: %.3f, "
-                  "round_ratio_median: %.3f, rounds: %d, per_round: %d}\n",
-                  ctx.size(), median(a) * 1e6, median(b) * 1e6, median(c) * 1e6, median(b) / median(a),
-                  median(ratios), rounds, per_round);
+      std::printf(
+          "tryblock_bench: {np: %d, agree_us: %.2f, tryblock_us: %.2f, iagree_test_us: %.2f, ratio: %.3f, "
+          "round_ratio_median: %.3f, rounds: %d, per_round: %d}\n",
+          ctx.size(), median(a) * 1e6, median(b) * 1e6, median(c) * 1e6, median(b) / median(a),
+          median(ratios), rounds, per_round);
     }
     return true;
   }

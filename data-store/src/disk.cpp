@@ -56,9 +56,9 @@ void DataStore::Impl::write_hdf5(Slot& s) {
         m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
       }
       detail::write_manifest(dir, m);
-      for (const auto& p : detail::prune_versions(root(), s.iteration, options.hdf5.keep)) {
-        log::debug("HDF5 retention removed {}", p.string());
-      }
+      detail::remove_dirs(retired_dirs);  // everyone has had a cycle to delete their files
+      retired_dirs = detail::retire_versions(root(), s.iteration, options.hdf5.keep);
+      for (const auto& p : retired_dirs) log::debug("HDF5 retention retires {}", p.string());
     } catch (const CheckpointError& e) {
       written = 0;
       error = e.what();
@@ -66,6 +66,7 @@ void DataStore::Impl::write_hdf5(Slot& s) {
     }
   }
   comm.bcast(&written, 1, 0);
+  if (written) detail::remove_rank_files(root(), s.iteration, r);
   if (!written) {
     FX_THROW(CheckpointError, r == 0 ? error
                                      : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "

@@ -185,8 +185,8 @@ fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
   return dir;
 }
 
-std::vector<fs::path> prune_versions(const fs::path& root, std::int64_t current, int keep) {
-  std::vector<fs::path> removed;
+std::vector<fs::path> retire_versions(const fs::path& root, std::int64_t current, int keep) {
+  std::vector<fs::path> retired;
   int kept = 0;
   for (const auto& v : list_versions(root)) {
     if (v.iteration > current) continue;
@@ -195,10 +195,26 @@ std::vector<fs::path> prune_versions(const fs::path& root, std::int64_t current,
       continue;
     }
     std::error_code ec;
-    fs::remove_all(v.path, ec);
-    removed.push_back(v.path);
+    fs::remove(v.path / kManifestName, ec);
+    retired.push_back(v.path);
   }
-  return removed;
+  return retired;
+}
+
+void remove_rank_files(const fs::path& root, std::int64_t current, int rank) {
+  for (const auto& v : list_versions(root)) {
+    if (v.iteration >= current || v.complete) continue;
+    std::error_code ec;
+    fs::remove(v.path / rank_file_name(rank), ec);
+    fs::remove(v.path / (rank_file_name(rank) + ".tmp"), ec);
+  }
+}
+
+void remove_dirs(const std::vector<fs::path>& dirs) {
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    fs::remove_all(d, ec);
+  }
 }
 
 std::vector<fs::path> remove_versions_above(const fs::path& root, std::int64_t iteration) {

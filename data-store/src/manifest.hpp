@@ -58,10 +58,18 @@ std::filesystem::path make_version_dir(const std::filesystem::path& root, std::i
 // Flush a file or directory to stable storage; throws CheckpointError.
 void sync_path(const std::filesystem::path& p, bool directory);
 
-// Retention after version `current` became complete: keep the newest
-// `keep` complete versions at or below `current`, remove everything else
-// at or below it. Returns the removed directories.
-std::vector<std::filesystem::path> prune_versions(const std::filesystem::path& root, std::int64_t current, int keep);
+// Retention after version `current` became complete, in three steps so
+// that no rank deletes the others' files (a file system may take long to
+// free large files; the ranks do it in parallel):
+// 1. rank 0: versions below `current` beyond the newest `keep` complete
+//    ones lose their manifest (they are incomplete from then on);
+//    returns the incomplete directories below `current`.
+std::vector<std::filesystem::path> retire_versions(const std::filesystem::path& root, std::int64_t current,
+                                                   int keep);
+// 2. every rank: its own file (and temporary) in incomplete versions below `current`.
+void remove_rank_files(const std::filesystem::path& root, std::int64_t current, int rank);
+// 3. rank 0: what is left of directories retired one cycle earlier.
+void remove_dirs(const std::vector<std::filesystem::path>& dirs);
 // After restoring `iteration`: versions above it belong to an abandoned
 // future (or were unusable); remove them.
 std::vector<std::filesystem::path> remove_versions_above(const std::filesystem::path& root, std::int64_t iteration);

@@ -101,56 +101,62 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   const int r = rank();
   const std::int64_t it = plan.iteration;
   const auto& me = plan.ranks[static_cast<std::size_t>(r)];
+  const bool direct = me.source == Source::buddy && me.direct;
+  const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
+                           : me.source == Source::buddy
+                               ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
+                               : fmt::format("image of iteration {} rebuilt from parity", it);
   Slot* mine = nullptr;
   if (me.source == Source::own) {
     for (auto& v : versions) {
       if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == n) mine = v.get();
     }
   }
+  // Checks fail locally; the agreement below makes the verdict common.
+  bool ok = true;
+  auto checked = [&](const auto& body) {
+    try {
+      if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
+      body();
+    } catch (const CheckpointError& e) {
+      log::warn("{}", e.what());
+      ok = false;
+    }
+  };
   detail::Buffer header;  // a direct pull's header
   if (parity()) {
     rebuild_parity(plan, mine);
   } else {
+    // Post the pulls, load the own copy while the receivers copy (they pull
+    // the bytes themselves on one node), then wait.
     Transfer t(comm, orphans);
     pull_buddy(plan, t, mine, header);
+    if (me.source == Source::own) {
+      checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what); });
+      if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
+    }
     t.wait();
   }
-  const bool direct = me.source == Source::buddy && me.direct;
-
-  const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
-                           : me.source == Source::buddy
-                               ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
-                               : fmt::format("image of iteration {} rebuilt from parity", it);
-  bool ok = true;
-  try {
-    if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
-    if (me.source != Source::own) {
-      const detail::Buffer& h = direct ? header : mine->own;
-      mine->own_info = detail::read_header(h.data(), h.size(), what);
-      if (mine->own_info.iteration != it || mine->own_info.rank != r) {
-        FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what, mine->own_info.iteration,
-                                              mine->own_info.rank));
+  if (me.source != Source::own || parity()) {
+    checked([&] {
+      if (me.source != Source::own) {
+        const detail::Buffer& h = direct ? header : mine->own;
+        mine->own_info = detail::read_header(h.data(), h.size(), what);
+        if (mine->own_info.iteration != it || mine->own_info.rank != r) {
+          FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
+                                                mine->own_info.iteration, mine->own_info.rank));
+        }
+        mine->sequence = mine->own_info.sequence;
       }
-    }
-    if (direct) {
-      // In place: the slot keeps no own image; a later restore pulls again.
-      detail::finish_received(mine->own_info, mine->own.data(), members, what);
-    } else {
-      detail::unpack_image(mine->own_info, mine->own.data(), members, what);
-    }
-    if (me.source != Source::own) {
+      // In place, the slot gets its own image later, in the background.
+      if (direct) detail::finish_received(mine->own_info, mine->own.data(), members, what);
+      else detail::unpack_image(mine->own_info, mine->own.data(), members, what);
       mine->own_ok = !direct;
-      mine->sequence = mine->own_info.sequence;
-    }
-  } catch (const CheckpointError& e) {
-    log::warn("{}", e.what());
-    ok = false;
-    if (mine && me.source != Source::own) mine->own_ok = false;
+    });
   }
-  // Every rank posts its part, whatever its checks said: the peers' halves
-  // must find their match.
-  if (!parity()) start_protect(plan);
   const bool all_ok = agree(ok ? 1 : 0) != 0;
+  // After the agreement, so that its progress loop does not run the copies.
+  if (all_ok && !parity()) start_protect(plan);
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
 }

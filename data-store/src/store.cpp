@@ -175,17 +175,9 @@ Slot& DataStore::Impl::slot_for(std::int64_t iteration, int n) {
 }
 
 int DataStore::Impl::agree(int flag) {
-  // Open MPI's agreement (ERA) can still write its result after it has
-  // returned a process failure (caught by AddressSanitizer as a write into
-  // a dead stack frame, and as crashes in the next repair): the flag lives
-  // in a heap cell that a failed agreement leaves behind.
-  auto cell = std::make_unique<int>(flag);
-  const int rc = ulfm::agree(comm.raw(), cell.get());
-  if (rc != MPI_SUCCESS) {
-    (void)cell.release();
-    comm.check(rc, "MPIX_Comm_agree", __FILE__, __LINE__);
-  }
-  return *cell;
+  // fx::Comm::agree keeps the flag in a heap cell (Open MPI's ERA can write
+  // it after returning a failure) and leaves when a repair starts elsewhere.
+  return comm.agree(flag);
 }
 
 // ---------------------------------------------------- background requests

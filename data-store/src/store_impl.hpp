@@ -104,6 +104,7 @@ struct DataStore::Impl {
   CheckpointStats commit_stats, restore_stats;
   detail::Buffer scratch_a, scratch_b;
   bool warned_alone = false;
+  std::vector<std::filesystem::path> retired_dirs;  // rank 0: HDF5 directories to remove next time
 
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }

@@ -48,10 +48,11 @@ ReinitMode choose_mode(const Config& config) {
   const ReinitMode yaml = config.reinit.mode == "sync" ? ReinitMode::sync : ReinitMode::async;
   if (!g_preset) return yaml;
   if (config.origins.count("reinit.mode") && yaml != *g_preset) {
-    FX_THROW(UsageError, fmt::format("reinit: fx::set_reinit_mode chose mode '{}' before entering, but reinit.mode "
-                                     "is '{}' ({}); choose the mode in one place",
-                                     reinit_mode_name(*g_preset), config.reinit.mode,
-                                     config.origin_of("reinit.mode").position));
+    FX_THROW(UsageError,
+             fmt::format("reinit: fx::set_reinit_mode chose mode '{}' before entering, but reinit.mode "
+                         "is '{}' ({}); choose the mode in one place",
+                         reinit_mode_name(*g_preset), config.reinit.mode,
+                         config.origin_of("reinit.mode").position));
   }
   return *g_preset;
 }
@@ -67,6 +68,10 @@ class Driver final : public ResilientApp {
 
   void setup(Context& ctx) override {
     detail::ContextAccess::rt(ctx).set_app_restores(true);
+    // A usage error revokes the app comm; revoking it before every rank has
+    // finished creating it crashes Open MPI 5 (ompi_comm_revoke_local), so
+    // the first ranks wait for the others here.
+    if (ctx.role() == Role::initial) ctx.comm().agree(1);
     g_mode = choose_mode(ctx.fx_config());
   }
 
@@ -74,10 +79,11 @@ class Driver final : public ResilientApp {
     // Uniform even under failures: once any process has returned from the
     // function, a failure is outside the region, and errors are fatal.
     if (!ctx.comm().agree(returned_ ? 0 : 1)) {
-      FX_THROW(Error, "a process failed after the resilient function had returned, outside the Reinit rollback "
-                      "region: there, as with errors-are-fatal, the job ends");
+      FX_THROW(Error,
+               "a process failed after the resilient function had returned, outside the Reinit rollback "
+               "region: there, as with errors-are-fatal, the job ends");
     }
-    const ReinitState state = entries_ > 0                     ? ReinitState::reinited
+    const ReinitState state = entries_ > 0                    ? ReinitState::reinited
                               : ctx.role() == Role::recovered ? ReinitState::restarted
                                                               : ReinitState::fresh;
     ++entries_;
@@ -119,7 +125,8 @@ class Driver final : public ResilientApp {
 detail::Runtime& region_runtime(Context& ctx, const char* what) {
   if (g_region == nullptr || !g_region->inside()) {
     FX_THROW(UsageError,
-             fmt::format("fx::{} works inside the resilient function of fx::reinit only (called outside it)", what));
+             fmt::format("fx::{} works inside the resilient function of fx::reinit only (called outside it)",
+                         what));
   }
   check_not_finalized(what);
   return detail::ContextAccess::rt(ctx);
@@ -127,7 +134,8 @@ detail::Runtime& region_runtime(Context& ctx, const char* what) {
 
 // A failure is known here: go back to the start of the function.
 void roll_back_if_failing(detail::Runtime& rt, const char* where) {
-  if (rt.failing()) FX_THROW(ProcessFailure, fmt::format("rollback at {}: a process failure is known", where), {});
+  if (rt.failing())
+    FX_THROW(ProcessFailure, fmt::format("rollback at {}: a process failure is known", where), {});
   rt.check_world_watch();  // throws once a peer announced a failure
 }
 
@@ -137,23 +145,28 @@ std::string_view reinit_mode_name(ReinitMode mode) { return mode == ReinitMode::
 
 std::string_view reinit_state_name(ReinitState state) {
   switch (state) {
-    case ReinitState::fresh: return "new";
-    case ReinitState::reinited: return "reinited";
-    case ReinitState::restarted: return "restarted";
+    case ReinitState::fresh:
+      return "new";
+    case ReinitState::reinited:
+      return "reinited";
+    case ReinitState::restarted:
+      return "restarted";
   }
   return "?";
 }
 
 int reinit(int argc, char** argv, const ResilientFunction& fn) {
   if (g_region != nullptr) {
-    FX_THROW(UsageError, "fx::reinit: a rollback region is already active in this process (fx::reinit called "
-                         "inside the resilient function); at most one may be active");
+    FX_THROW(UsageError,
+             "fx::reinit: a rollback region is already active in this process (fx::reinit called "
+             "inside the resilient function); at most one may be active");
   }
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (g_used || initialized) {
-    FX_THROW(UsageError, "fx::reinit: MPI is already initialized (a second fx::reinit, or a call inside fx::run); "
-                         "fx::reinit owns MPI and is called once per process, from main()");
+    FX_THROW(UsageError,
+             "fx::reinit: MPI is already initialized (a second fx::reinit, or a call inside fx::run); "
+             "fx::reinit owns MPI and is called once per process, from main()");
   }
   if (!fn) FX_THROW(UsageError, "fx::reinit: the resilient function is empty");
   g_used = true;
@@ -163,16 +176,19 @@ int reinit(int argc, char** argv, const ResilientFunction& fn) {
 void set_reinit_mode(ReinitMode mode) {
   if (g_region != nullptr) {
     if (mode == g_mode) return;
-    FX_THROW(UsageError, fmt::format("fx::set_reinit_mode: the Reinit handler mode is '{}', chosen before entering "
-                                     "the rollback region; it cannot change to '{}' inside it",
-                                     reinit_mode_name(g_mode), reinit_mode_name(mode)));
+    FX_THROW(UsageError,
+             fmt::format("fx::set_reinit_mode: the Reinit handler mode is '{}', chosen before entering "
+                         "the rollback region; it cannot change to '{}' inside it",
+                         reinit_mode_name(g_mode), reinit_mode_name(mode)));
   }
   g_preset = mode;
 }
 
 ReinitMode reinit_mode() { return g_region != nullptr ? g_mode : g_preset.value_or(ReinitMode::async); }
 
-void test_failure(Context& ctx) { roll_back_if_failing(region_runtime(ctx, "test_failure"), "fx::test_failure"); }
+void test_failure(Context& ctx) {
+  roll_back_if_failing(region_runtime(ctx, "test_failure"), "fx::test_failure");
+}
 
 void iteration_point(Context& ctx, std::int64_t iteration) {
   detail::Runtime& rt = region_runtime(ctx, "iteration_point");

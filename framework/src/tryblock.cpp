@@ -32,8 +32,8 @@
 namespace fx {
 namespace {
 
-constexpr std::array<TryError, 5> kErrors = {TryError::incorrect_result, TryError::user_assertion, TryError::timeout,
-                                             TryError::process_failure, TryError::unknown};
+constexpr std::array<TryError, 5> kErrors = {TryError::incorrect_result, TryError::user_assertion,
+                                             TryError::timeout, TryError::process_failure, TryError::unknown};
 
 unsigned bit(TryError e) { return static_cast<unsigned>(e); }
 
@@ -50,11 +50,16 @@ std::string list_errors(const std::vector<TryRankError>& errors) {
 
 std::string_view try_error_name(TryError error) {
   switch (error) {
-    case TryError::incorrect_result: return "incorrect_result";
-    case TryError::user_assertion: return "user_assertion";
-    case TryError::timeout: return "timeout";
-    case TryError::process_failure: return "process_failure";
-    case TryError::unknown: return "unknown";
+    case TryError::incorrect_result:
+      return "incorrect_result";
+    case TryError::user_assertion:
+      return "user_assertion";
+    case TryError::timeout:
+      return "timeout";
+    case TryError::process_failure:
+      return "process_failure";
+    case TryError::unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -74,7 +79,8 @@ std::string TryOutcome::describe() const {
   std::string s = committed ? "committed" : fmt::format("aborted ({})", action);
   if (attempts > 1) s += fmt::format(" after {} attempts", attempts);
   if (!committed) s += ": " + list_errors(errors);
-  for (std::size_t i = 0; i < history.size(); ++i) s += fmt::format("; attempt {}: {}", i + 1, list_errors(history[i]));
+  for (std::size_t i = 0; i < history.size(); ++i)
+    s += fmt::format("; attempt {}: {}", i + 1, list_errors(history[i]));
   for (const auto& in : inner) s += fmt::format("; inner '{}' {}", in.name, in.describe());
   return s;
 }
@@ -88,7 +94,13 @@ struct Pending {
 
 struct TryFrame {
   TryFrame(Context& c, TryState& s, std::string n, Comm g, TryFrame* p, int a, double timeout)
-      : ctx(c), rt(ContextAccess::rt(c)), state(s), name(std::move(n)), comm(std::move(g)), parent(p), attempt(a),
+      : ctx(c),
+        rt(ContextAccess::rt(c)),
+        state(s),
+        name(std::move(n)),
+        comm(std::move(g)),
+        parent(p),
+        attempt(a),
         timeout_s(timeout) {}
 
   Context& ctx;
@@ -99,13 +111,14 @@ struct TryFrame {
   TryFrame* parent;
   int attempt;
   double timeout_s;
-  std::uint32_t seq = 0;     // admission number on comm
+  std::uint32_t seq = 0;  // admission number on comm
   int tag_base = 0;
   double deadline = 0;
-  unsigned errors = 0;       // TryError bits asserted here
-  bool failure_seen = false; // a process failure was observed here
-  bool suspect = false;      // comm is or may be revoked
-  bool skip_body = false;    // synchronous admission failed
+  unsigned errors = 0;             // TryError bits asserted here
+  bool failure_seen = false;       // a process failure was observed here
+  bool suspect = false;            // comm is or may be revoked
+  bool skip_body = false;          // synchronous admission failed
+  bool gave_up = false;            // this rank revoked comm: the others were late
   std::vector<Pending> pending;    // started, not yet complete
   std::vector<Pending> abandoned;  // failed, or given up
   std::vector<std::unique_ptr<TryFrame>> deferred;
@@ -138,7 +151,7 @@ constexpr unsigned kClean = 1u << 1;       // comm not revoked as far as I know
 constexpr unsigned kNoRecovery = 1u << 2;  // my runtime has no failure pending
 constexpr unsigned kNoRollback = 1u << 3;  // this block did not roll back here before
 constexpr unsigned kPrintShift = 4;
-constexpr unsigned kSpare = 0xfff00000u;   // unused bits stay 1 under AND
+constexpr unsigned kSpare = 0xfff00000u;  // unused bits stay 1 under AND
 // Detail agreements: 6 fields of 5 error bits per agreement, OR-ed through
 // AND of complements, plus two flags.
 constexpr int kFieldsPerAgree = 6;
@@ -170,11 +183,13 @@ void note_rc(TryFrame& f, int rc, const char* what) {
   if (ulfm::is_proc_failed(rc)) {
     f.failure_seen = true;
   } else if (ulfm::is_revoked(rc)) {
-    // Revoked by a peer whose deadline passed (this rank is late), or by
-    // fx's failure handler after a process failure somewhere.
+    // Revoked by a peer whose deadline passed (this rank is late), by this
+    // rank (the others are late), or by fx's failure handler.
     f.suspect = true;
-    if (f.rt.failing()) f.failure_seen = true;
-    else f.errors |= bit(TryError::timeout);
+    if (f.rt.failing())
+      f.failure_seen = true;
+    else if (!f.state.revoked_by_me.count(f.comm.slot().get()))
+      f.errors |= bit(TryError::timeout);
   } else {
     log::warn("TryBlock '{}': {} returned {}", f.name, what, ulfm::error_name(rc));
     f.errors |= bit(TryError::unknown);
@@ -252,15 +267,25 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
       ulfm::revoke(f.comm.raw());
       f.state.revoked_by_me.insert(f.comm.slot().get());
       f.suspect = true;
+      f.gave_up = true;
       revoked = true;
     }
+    // Still waiting after the deadline, and a repair is under way: a rank of
+    // the group may have left for it (and will never come). Join it.
+    if (revoked && (f.rt.failing() || f.rt.interrupted())) {
+      f.rt.on_failure(f.comm.raw(), MPI_ERR_OTHER, "a TryBlock commit");
+      FX_THROW(ProcessFailure,
+               fmt::format("TryBlock '{}': a repair started while its commit waited for a rank", f.name), {});
+    }
     if (t > hard) {
-      leave_job(fmt::format("TryBlock '{}': a rank of its group did not reach the commit {:.1f} s after the "
-                            "deadline (recovery.timeout_s)",
-                            f.name, hard - deadline));
+      leave_job(
+          fmt::format("TryBlock '{}': a rank of its group did not reach the commit {:.1f} s after the "
+                      "deadline (recovery.timeout_s)",
+                      f.name, hard - deadline));
     }
   }
-  if (rc != MPI_SUCCESS && !ulfm::is_proc_failed(rc)) throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
+  if (rc != MPI_SUCCESS && !ulfm::is_proc_failed(rc))
+    throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
   return {static_cast<unsigned>(value), rc != MPI_SUCCESS};
 }
 
@@ -290,13 +315,22 @@ unsigned first_flag(const TryFrame& f, bool ok) {
   return flag;
 }
 
-// A rank that finds the comm revoked on arrival is late: someone gave up on it.
-void check_arrival(TryFrame& f) {
+// A rank that finds the comm revoked on arrival is late: someone gave up on
+// it. `probe` first lets revocation notices that queued up while this rank
+// was busy elsewhere take effect (at admission; in the commit the body's
+// message tests did that, and a probe would cost a yield per block).
+void check_arrival(TryFrame& f, bool probe) {
+  if (probe) {
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, f.comm.raw(), &flag, MPI_STATUS_IGNORE);
+  }
   if (!comm_revoked(f.comm.raw())) return;
   f.suspect = true;
   if (f.state.revoked_by_me.count(f.comm.slot().get())) return;
-  if (f.rt.failing()) f.failure_seen = true;
-  else f.errors |= bit(TryError::timeout);
+  if (f.rt.failing())
+    f.failure_seen = true;
+  else
+    f.errors |= bit(TryError::timeout);
 }
 
 void admit(TryFrame& f, bool sync) {
@@ -311,7 +345,7 @@ void admit(TryFrame& f, bool sync) {
   f.tag_base = TryScope::kMaxTag * (1 + static_cast<int>(f.seq % static_cast<std::uint32_t>(st.tag_slots)));
   f.deadline = now() + f.timeout_s;
   if (!sync) return;
-  check_arrival(f);
+  check_arrival(f, true);
   const Agreed a = agree_within(f, first_flag(f, f.errors == 0 && !f.failure_seen), f.deadline);
   // Uniform result: either every rank runs the body or none does.
   if (a.failed) f.failure_seen = true;
@@ -340,9 +374,9 @@ void run_body(TryFrame& f, const TryBody& body) {
 
 struct Decision {
   bool committed = false;
-  bool failed = false;      // a process failed, or some runtime has a failure pending
-  bool suspect = false;     // the comm must be rebuilt
-  bool mismatch = false;    // ranks entered different blocks
+  bool failed = false;    // a process failed, or some runtime has a failure pending
+  bool suspect = false;   // the comm must be rebuilt
+  bool mismatch = false;  // ranks entered different blocks
   bool rolled_back_before = false;
   std::vector<std::vector<TryRankError>> errors;  // per frame: the block, then its deferred blocks
 };
@@ -356,8 +390,9 @@ Decision decide(TryFrame& f) {
     if (x->errors == 0 && !x->failure_seen && !complete(*x, f.deadline)) x->errors |= bit(TryError::timeout);
     ok = ok && x->errors == 0 && !x->failure_seen;
   }
-  check_arrival(f);
-  if (now() > f.deadline) f.errors |= bit(TryError::timeout);
+  check_arrival(f, false);
+  // Past the deadline by its own clock, unless it spent it waiting for others.
+  if (now() > f.deadline && !f.gave_up) f.errors |= bit(TryError::timeout);
   ok = ok && f.errors == 0 && !f.failure_seen;
   for (TryFrame* x : frames) f.suspect = f.suspect || x->suspect;
   f.rt.fault_point(Phase::tryblock_commit);
@@ -419,7 +454,8 @@ void rebuild(TryFrame& f) {
   MPI_Comm fresh = MPI_COMM_NULL;
   int rc = MPI_SUCCESS;
   {
-    Deadline guard(f.rt.config().recovery.timeout_s, fmt::format("TryBlock '{}': communicator rebuild", f.name));
+    Deadline guard(f.rt.config().recovery.timeout_s,
+                   fmt::format("TryBlock '{}': communicator rebuild", f.name));
     rc = ulfm::shrink(old, &fresh);
   }
   int before = 0, after = -1;
@@ -428,8 +464,8 @@ void rebuild(TryFrame& f) {
   if (after != before) {
     if (fresh != MPI_COMM_NULL) MPI_Comm_free(&fresh);
     f.rt.on_failure(old, rc, "TryBlock communicator rebuild");
-    FX_THROW(ProcessFailure, fmt::format("TryBlock '{}': a process failed while its communicator was rebuilt", f.name),
-             {});
+    FX_THROW(ProcessFailure,
+             fmt::format("TryBlock '{}': a process failed while its communicator was rebuilt", f.name), {});
   }
   MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
   slot->raw = fresh;
@@ -457,8 +493,9 @@ class Saved {
     if (!names) return;
     for (const auto& n : *names) {
       if (std::none_of(copies_.begin(), copies_.end(), [&](const auto& c) { return c.first.name == n; }))
-        FX_THROW(UsageError, fmt::format("TryBlock '{}': save names '{}', which is not a registered data-store member",
-                                         block, n));
+        FX_THROW(UsageError,
+                 fmt::format("TryBlock '{}': save names '{}', which is not a registered data-store member",
+                             block, n));
     }
   }
   void restore() const {
@@ -509,14 +546,16 @@ void propagate(TryFrame& parent, const TryOutcome& o, int my_rank) {
 TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, const TryBody& body,
                      const TryOptions& options) {
   TryState& st = try_state(ctx);
-  if (!group.valid()) FX_THROW(UsageError, fmt::format("TryBlock '{}': its communicator is not valid here", name));
+  if (!group.valid())
+    FX_THROW(UsageError, fmt::format("TryBlock '{}': its communicator is not valid here", name));
   const TryBlockConfig& cfg = ContextAccess::rt(ctx).config().tryblock;
   const int retries = options.soft_retries.value_or(cfg.soft_retries);
   const double timeout = options.timeout_s.value_or(cfg.timeout_s);
   const bool rollback = options.rollback.value_or(cfg.rollback);
   if (retries < 0 || !(timeout > 0))
-    FX_THROW(UsageError, fmt::format("TryBlock '{}': soft_retries must be >= 0 and timeout_s > 0, got {} and {}", name,
-                                     retries, timeout));
+    FX_THROW(UsageError,
+             fmt::format("TryBlock '{}': soft_retries must be >= 0 and timeout_s > 0, got {} and {}", name,
+                         retries, timeout));
   TryFrame* parent = st.top;
   const Saved saved(ctx.store(), options.save, name);
   TryOutcome out;
@@ -548,15 +587,17 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
     out.history = history;
     out.inner = std::move(f.inner);
     if (d.mismatch) {
-      FX_THROW(UsageError, fmt::format("TryBlock '{}': the ranks of its group did not all enter this block (block "
-                                       "{} on this communicator here); every rank must enter the same blocks in "
-                                       "the same order",
-                                       name, f.seq));
+      FX_THROW(UsageError,
+               fmt::format("TryBlock '{}': the ranks of its group did not all enter this block (block "
+                           "{} on this communicator here); every rank must enter the same blocks in "
+                           "the same order",
+                           name, f.seq));
     }
     if (d.failed) {
       out.action = "recovery";
       record(f, out);
-      escalate(f, fmt::format("TryBlock '{}' aborted by a process failure: {}", name, list_errors(out.errors)));
+      escalate(f,
+               fmt::format("TryBlock '{}' aborted by a process failure: {}", name, list_errors(out.errors)));
     }
     if (d.suspect) rebuild(f);
     if (d.committed) {
@@ -583,7 +624,8 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
       st.rolled_back.insert({name, f.rt.iteration()});
       out.action = "rollback";
       record(f, out);
-      escalate(f, fmt::format("TryBlock '{}' failed {} time(s): rolling back to the last checkpoint", name, attempt));
+      escalate(f, fmt::format("TryBlock '{}' failed {} time(s): rolling back to the last checkpoint", name,
+                              attempt));
     }
     out.action = "abort";
     record(f, out);
@@ -606,12 +648,14 @@ const std::vector<TryOutcome>& TryScope::inner() const { return frame_.inner; }
 void TryScope::start(const void* buf, int count, MPI_Datatype type, int peer, int tag, bool send) {
   auto& f = frame_;
   if (tag < 0 || tag >= kMaxTag) {
-    FX_THROW(UsageError, fmt::format("TryBlock '{}': message tag {} is outside 0..{}", f.name, tag, kMaxTag - 1));
+    FX_THROW(UsageError,
+             fmt::format("TryBlock '{}': message tag {} is outside 0..{}", f.name, tag, kMaxTag - 1));
   }
   detail::Pending p;
   p.send = send;
-  const int rc = send ? MPI_Isend(buf, count, type, peer, f.tag_base + tag, f.comm.raw(), &p.req)
-                      : MPI_Irecv(const_cast<void*>(buf), count, type, peer, f.tag_base + tag, f.comm.raw(), &p.req);
+  const int rc =
+      send ? MPI_Isend(buf, count, type, peer, f.tag_base + tag, f.comm.raw(), &p.req)
+           : MPI_Irecv(const_cast<void*>(buf), count, type, peer, f.tag_base + tag, f.comm.raw(), &p.req);
   if (rc != MPI_SUCCESS) {
     detail::note_rc(f, rc, send ? "MPI_Isend" : "MPI_Irecv");
     return;
@@ -623,7 +667,8 @@ bool TryScope::wait(double timeout_s) {
   auto& f = frame_;
   const unsigned before = f.errors;
   const bool seen = f.failure_seen;
-  if (!detail::complete(f, timeout_s < 0 ? f.deadline : now() + timeout_s)) f.errors |= bit(TryError::timeout);
+  if (!detail::complete(f, timeout_s < 0 ? f.deadline : now() + timeout_s))
+    f.errors |= bit(TryError::timeout);
   return f.errors == before && f.failure_seen == seen;
 }
 

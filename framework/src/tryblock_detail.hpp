@@ -25,7 +25,7 @@ struct TryState {
   // starts at zero): `epoch` is the recovery count they belong to.
   int epoch = -1;
   std::map<const CommSlot*, std::uint32_t> admissions;  // per communicator
-  std::set<const CommSlot*> revoked_by_me;  // a commit deadline passed here
+  std::set<const CommSlot*> revoked_by_me;              // a commit deadline passed here
   // Blocks that rolled back, by (name, iteration): failing again there aborts.
   std::set<std::pair<std::string, std::int64_t>> rolled_back;
   std::vector<TryOutcome> log;

@@ -69,7 +69,7 @@ struct Block {
   std::array<int, 6> neighbour{-1, -1, -1, -1, -1, -1};
 
   Block() = default;
-  Block(const Params& p, int rank_, int nranks) : decomp(nranks, {p.nx, p.ny, p.nz}), rank(rank_) {
+  Block(const Params& p, int my_rank, int nranks) : decomp(nranks, {p.nx, p.ny, p.nz}), rank(my_rank) {
     box = decomp.box(rank);
     const Dims3 c = decomp.coords_of(rank);
     for (int f = 0; f < 6; ++f) {

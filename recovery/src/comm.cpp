@@ -44,17 +44,26 @@ void Comm::wait_all(std::vector<Request>& rs) const {
 void Comm::barrier() const { check(MPI_Barrier(raw()), "MPI_Barrier", __FILE__, __LINE__); }
 
 int Comm::agree(int flag) const {
+  // Open MPI's agreement (ERA) can write its result after it has returned a
+  // failure, so the flag lives in a heap cell that is left behind (leaked)
+  // whenever the agreement does not complete normally.
+  auto cell = std::make_unique<int>(flag);
   MPI_Request req = MPI_REQUEST_NULL;
-  check(ulfm::iagree(raw(), &flag, &req), "MPIX_Comm_iagree", __FILE__, __LINE__);
+  const auto leave = [&](int rc, const char* why) {
+    (void)cell.release();
+    if (rc != MPI_SUCCESS) check(rc, "MPIX_Comm_iagree", __FILE__, __LINE__);
+    // The request stays behind on a communicator the repair replaces.
+    if (auto* h = handler()) h->on_failure(raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
+    throw ProcessFailure(why, {}, __FILE__, __LINE__);
+  };
+  int rc = ulfm::iagree(raw(), cell.get(), &req);
+  if (rc != MPI_SUCCESS) leave(rc, "agreement not started");
   auto* h = handler();
   for (int done = 0;;) {
-    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPIX_Comm_iagree", __FILE__, __LINE__);
-    if (done) return flag;
-    if (h && h->interrupted()) {
-      // The request stays behind on a communicator the repair replaces.
-      h->on_failure(raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
-      throw ProcessFailure("agreement left: a repair started elsewhere", {}, __FILE__, __LINE__);
-    }
+    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) leave(rc, "agreement failed");
+    if (done) return *cell;
+    if (h && h->interrupted()) leave(MPI_SUCCESS, "agreement left: a repair started elsewhere");
     sched_yield();  // oversubscribed nodes: let the peers we wait for run
   }
 }

@@ -29,7 +29,9 @@ struct Grid {
   }
 };
 
-inline double source(int x, int y, int z) { return static_cast<double>((x * 7 + y * 13 + z * 31) % 17) / 17.0; }
+inline double source(int x, int y, int z) {
+  return static_cast<double>((x * 7 + y * 13 + z * 31) % 17) / 17.0;
+}
 
 // One sweep over `planes` planes of `u` (with ghosts at 0 and planes + 1)
 // into `out` (same shape); z0 is the global index of the first owned plane.

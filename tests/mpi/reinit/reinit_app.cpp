@@ -68,7 +68,8 @@ void misuse(const Options& o) {
     expect_usage_error([] { fx::reinit(0, nullptr, solve); }, "already active");
   } else if (o.misuse == "mode") {
     fx::set_reinit_mode(fx::reinit_mode());  // the mode in force: allowed
-    const auto other = fx::reinit_mode() == fx::ReinitMode::sync ? fx::ReinitMode::async : fx::ReinitMode::sync;
+    const auto other =
+        fx::reinit_mode() == fx::ReinitMode::sync ? fx::ReinitMode::async : fx::ReinitMode::sync;
     expect_usage_error([other] { fx::set_reinit_mode(other); }, "cannot change");
   }
 }
@@ -135,16 +136,18 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
     deferred += t.deferred;
     const bool replacement = t.restarted > 0;
     replacements += replacement ? 1 : 0;
-    const bool ok = replacement ? t.restarted == 1 && t.fresh == 0 : t.fresh == 1 && t.reinited == ctx.recoveries();
+    const bool ok =
+        replacement ? t.restarted == 1 && t.fresh == 0 : t.fresh == 1 && t.reinited == ctx.recoveries();
     if (!ok) {
-      fail(fmt::format("rank {} entered new {}, reinited {}, restarted {} times with {} recoveries", q, t.fresh,
-                       t.reinited, t.restarted, ctx.recoveries()));
+      fail(fmt::format("rank {} entered new {}, reinited {}, restarted {} times with {} recoveries", q,
+                       t.fresh, t.reinited, t.restarted, ctx.recoveries()));
     }
   }
-  std::printf("reinit_app: mode %s, %d recoveries, %d replacement(s), %d deferred rollback(s), digest %016llx, "
-              "expected %016llx\n",
-              std::string(fx::reinit_mode_name(fx::reinit_mode())).c_str(), ctx.recoveries(), replacements, deferred,
-              static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
+  std::printf(
+      "reinit_app: mode %s, %d recoveries, %d replacement(s), %d deferred rollback(s), digest %016llx, "
+      "expected %016llx\n",
+      std::string(fx::reinit_mode_name(fx::reinit_mode())).c_str(), ctx.recoveries(), replacements, deferred,
+      static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
   ctx.report().set_result("digest", fmt::format("{:016x}", got));
   if (got != want) fail("the answer differs from the failure-free replay");
   if (opt.expect_recoveries >= 0 && ctx.recoveries() != opt.expect_recoveries)
@@ -155,7 +158,8 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
   if (!opt.expect_level.empty()) {
     const auto& recs = ctx.report().recoveries();
     const std::string level = recs.empty() ? "(no recovery)" : recs.back().restored_level;
-    if (level != opt.expect_level) fail("the last restore came from " + level + ", expected " + opt.expect_level);
+    if (level != opt.expect_level)
+      fail("the last restore came from " + level + ", expected " + opt.expect_level);
   }
 }
 

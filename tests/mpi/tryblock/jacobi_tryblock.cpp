@@ -77,7 +77,8 @@ class JacobiTry : public fx::ResilientApp {
     for (const auto& o : fx::try_log(ctx)) actions += (actions.empty() ? "" : ",") + o.action;
     const bool original = ctx.role() != fx::Role::recovered;
     if (original && !expect_log_.empty() && actions != expect_log_)
-      FX_THROW(fx::Error, "jacobi_tryblock: logged TryBlock actions '" + actions + "', expected '" + expect_log_ + "'");
+      FX_THROW(fx::Error,
+               "jacobi_tryblock: logged TryBlock actions '" + actions + "', expected '" + expect_log_ + "'");
     const std::string text = tryblock_test::check_same_log(ctx);
     const std::uint64_t got = jacobi::digest(ctx, g_, u_);
     if (ctx.rank() != 0) return;

@@ -22,7 +22,8 @@ inline std::string check_same_log(fx::Context& ctx) {
   const auto all = ctx.comm().gather(Mine{ctx.role() != fx::Role::recovered ? 1 : 0, h}, 0);
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].original && all[i].digest != all[0].digest) {
-      FX_THROW(fx::Error, "rank " + std::to_string(i) + " saw other TryBlock outcomes than rank 0, whose log is:\n" + text);
+      FX_THROW(fx::Error, "rank " + std::to_string(i) +
+                              " saw other TryBlock outcomes than rank 0, whose log is:\n" + text);
     }
   }
   return text;

@@ -35,7 +35,8 @@ struct Options {
 std::uint64_t seed(int rank, std::size_t i) { return 1000003ULL * static_cast<std::uint64_t>(rank) + i; }
 
 // One rank's update; returns its contribution, `sum` gets the words' sum.
-std::uint64_t advance(std::vector<std::uint64_t>& d, int rank, std::int64_t it, std::uint64_t left, std::uint64_t& sum) {
+std::uint64_t advance(std::vector<std::uint64_t>& d, int rank, std::int64_t it, std::uint64_t left,
+                      std::uint64_t& sum) {
   std::uint64_t local = 0;
   sum = 0;
   for (auto& x : d) {
@@ -53,7 +54,8 @@ std::uint64_t words_sum(const std::vector<std::uint64_t>& d) {
 }
 
 void sleep_s(double s) {
-  timespec ts{static_cast<time_t>(s), static_cast<long>((s - static_cast<double>(static_cast<time_t>(s))) * 1e9)};
+  timespec ts{static_cast<time_t>(s),
+              static_cast<long>((s - static_cast<double>(static_cast<time_t>(s))) * 1e9)};
   nanosleep(&ts, nullptr);
 }
 
@@ -92,7 +94,8 @@ class TryApp : public fx::ResilientApp {
       t.irecv(&left, 1, (r + p - 1) % p, 0);
       t.isend(&data_[0], 1, (r + 1) % p, 0);
       if (!t.wait()) return;
-      if (sc == "timeout" && it == 8 && r == 2 && t.attempt() == 1) sleep_s(ctx.fx_config().tryblock.timeout_s + 1);
+      if (sc == "timeout" && it == 8 && r == 2 && t.attempt() == 1)
+        sleep_s(ctx.fx_config().tryblock.timeout_s + 1);
       std::uint64_t sum = 0;
       local = advance(data_, r, it, left, sum);
       ctx.fault_point(fx::Phase::halo);  // kills and bit flips land inside the body
@@ -106,8 +109,17 @@ class TryApp : public fx::ResilientApp {
         t.raise_error(TryError::incorrect_result);
       if (sc == "nested" && it == 6) nested(t, ctx);
     };
+    fx::TryOptions options;
+    if (sc == "admission") {
+      options.sync_admission = true;
+      // Arrive late once: the others give up waiting at admission.
+      if (it == 8 && r == 2 && ctx.recoveries() == 0 && !late_) {
+        late_ = true;
+        sleep_s(ctx.fx_config().tryblock.timeout_s + 1);
+      }
+    }
     try {
-      const fx::TryOutcome o = ctx.try_block("ring", ring);
+      const fx::TryOutcome o = ctx.try_block("ring", ring, options);
       expect(o.committed && o.action == "committed", "a top-level block returned without committing", o);
     } catch (const fx::TryBlockAborted& e) {
       // The policy gave up: the block's work is gone (data as at admission),
@@ -126,9 +138,10 @@ class TryApp : public fx::ResilientApp {
     const std::string text = tryblock_test::check_same_log(ctx);
     if (ctx.rank() != 0) return;
     const std::uint64_t want = replay(ctx.size());
-    std::printf("tryblock_app: scenario %s, recoveries %d, %zu logged outcome(s), acc %llu, expected %llu\n%s",
-                opt_.scenario.c_str(), ctx.recoveries(), log.size(), static_cast<unsigned long long>(acc_),
-                static_cast<unsigned long long>(want), text.c_str());
+    std::printf(
+        "tryblock_app: scenario %s, recoveries %d, %zu logged outcome(s), acc %llu, expected %llu\n%s",
+        opt_.scenario.c_str(), ctx.recoveries(), log.size(), static_cast<unsigned long long>(acc_),
+        static_cast<unsigned long long>(want), text.c_str());
     if (acc_ != want) fail("acc " + std::to_string(acc_) + " != failure-free " + std::to_string(want));
   }
 
@@ -148,13 +161,16 @@ class TryApp : public fx::ResilientApp {
     });
     fx::TryOptions once;
     once.soft_retries = 1;
-    const fx::TryOutcome in = t.try_block("half", half_, [&](fx::TryScope& h) {
-      int token = h.rank(), got = -1;
-      h.irecv(&got, 1, (h.rank() + h.size() - 1) % h.size(), 1);
-      h.isend(&token, 1, (h.rank() + 1) % h.size(), 1);
-      h.wait();
-      if (h.rank() == 1 && outer == 1) h.raise_error(TryError::incorrect_result);
-    }, once);
+    const fx::TryOutcome in = t.try_block(
+        "half", half_,
+        [&](fx::TryScope& h) {
+          int token = h.rank(), got = -1;
+          h.irecv(&got, 1, (h.rank() + h.size() - 1) % h.size(), 1);
+          h.isend(&token, 1, (h.rank() + 1) % h.size(), 1);
+          h.wait();
+          if (h.rank() == 1 && outer == 1) h.raise_error(TryError::incorrect_result);
+        },
+        once);
     const bool ok = outer == 1 ? !in.committed && in.attempts == 2 && in.action == "aborted" &&
                                      in.errors == Errors{{1, TryError::incorrect_result}}
                                : in.committed && in.attempts == 1;
@@ -165,8 +181,8 @@ class TryApp : public fx::ResilientApp {
   void check_log(const std::vector<fx::TryOutcome>& log) const {
     const std::string& sc = opt_.scenario;
     const auto one = [&](std::size_t want) {
-      if (log.size() != want) fail(sc + ": " + std::to_string(log.size()) + " logged outcome(s), expected " +
-                                   std::to_string(want));
+      if (log.size() != want)
+        fail(sc + ": " + std::to_string(log.size()) + " logged outcome(s), expected " + std::to_string(want));
     };
     const auto retried = [&](const Errors& first) {
       one(1);
@@ -182,7 +198,7 @@ class TryApp : public fx::ResilientApp {
       retried({{1, TryError::incorrect_result}, {3, TryError::user_assertion}});
     } else if (sc == "bitflip") {
       retried({{2, TryError::incorrect_result}});
-    } else if (sc == "timeout") {
+    } else if (sc == "timeout" || sc == "admission") {
       retried({{2, TryError::timeout}});
     } else if (sc == "kill_body" || sc == "kill_commit") {
       one(1);
@@ -199,7 +215,8 @@ class TryApp : public fx::ResilientApp {
                sc + ": expected soft retries exhausted, then " + (i == 0 ? "a rollback" : "an abort"), o);
       }
     } else if (sc == "nested") {
-      retried({{0, TryError::user_assertion}, {2, TryError::incorrect_result}, {3, TryError::incorrect_result}});
+      retried(
+          {{0, TryError::user_assertion}, {2, TryError::incorrect_result}, {3, TryError::incorrect_result}});
       const auto& in = log[0].inner;
       const bool ok = in.size() == 3 && in[0].name == "half" && in[1].name == "d1" && in[2].name == "d2" &&
                       in[0].committed && in[1].committed && in[2].committed;
@@ -212,7 +229,8 @@ class TryApp : public fx::ResilientApp {
   // The failure-free run on p ranks, serially (an aborted iteration adds 0
   // and leaves the words as they were).
   std::uint64_t replay(int p) const {
-    std::vector<std::vector<std::uint64_t>> d(static_cast<std::size_t>(p), std::vector<std::uint64_t>(opt_.n));
+    std::vector<std::vector<std::uint64_t>> d(static_cast<std::size_t>(p),
+                                              std::vector<std::uint64_t>(opt_.n));
     for (int r = 0; r < p; ++r)
       for (std::size_t i = 0; i < opt_.n; ++i) d[static_cast<std::size_t>(r)][i] = seed(r, i);
     std::uint64_t acc = 0;
@@ -223,7 +241,8 @@ class TryApp : public fx::ResilientApp {
         for (int r = 0; r < p; ++r) first[static_cast<std::size_t>(r)] = d[static_cast<std::size_t>(r)][0];
         for (int r = 0; r < p; ++r) {
           std::uint64_t s = 0;
-          sum += advance(d[static_cast<std::size_t>(r)], r, it, first[static_cast<std::size_t>((r + p - 1) % p)], s);
+          sum += advance(d[static_cast<std::size_t>(r)], r, it,
+                         first[static_cast<std::size_t>((r + p - 1) % p)], s);
         }
       }
       acc = acc * 31 + sum;
@@ -236,6 +255,7 @@ class TryApp : public fx::ResilientApp {
   std::uint64_t acc_ = 0;
   fx::Comm half_;
   std::int64_t aborted_at_ = -1;
+  bool late_ = false;
 };
 
 }  // namespace

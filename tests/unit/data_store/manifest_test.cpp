@@ -101,9 +101,18 @@ TEST(Manifest, WriteListPruneAndPermissions) {
   EXPECT_EQ(list[0].iteration, 40);
   EXPECT_FALSE(list[1].complete);  // 30 has no manifest
 
-  // Keep the 2 newest complete at or below 40: 40 and 20; 30 (incomplete) and 10 go.
-  const auto removed = fx::detail::prune_versions(root, 40, 2);
-  EXPECT_EQ(removed.size(), 2u);
+  // Keep the 2 newest complete at or below 40: 40 and 20; 30 (incomplete)
+  // and 10 are retired: 10 loses its manifest, each rank deletes its own
+  // files, rank 0 the directories a cycle later.
+  std::ofstream(root / "iter-000000000010" / "rank-000000.h5") << "x";
+  std::ofstream(root / "iter-000000000010" / "rank-000001.h5") << "x";
+  const auto retired = fx::detail::retire_versions(root, 40, 2);
+  EXPECT_EQ(retired.size(), 2u);
+  EXPECT_FALSE(std::filesystem::exists(root / "iter-000000000010" / "manifest.yaml"));
+  fx::detail::remove_rank_files(root, 40, 1);
+  EXPECT_TRUE(std::filesystem::exists(root / "iter-000000000010" / "rank-000000.h5"));
+  EXPECT_FALSE(std::filesystem::exists(root / "iter-000000000010" / "rank-000001.h5"));
+  fx::detail::remove_dirs(retired);
   const auto left = fx::detail::list_versions(root);
   ASSERT_EQ(left.size(), 2u);
   EXPECT_EQ(left[0].iteration, 40);
