@@ -11,6 +11,7 @@ usage: ./fx <command> [args]
   build                 setup, then configure and build into build/
   test [ctest args]     build, then run the whole test suite (e.g. ./fx test -L ft)
   demo                  build, run the stencil on 4+2 ranks with a kill, show the recovery
+  demo-substrate        build, show raw ULFM detection and repair on 4+2 ranks
   run -n N [-s S] [-t SECONDS] program [args]
                         launch with ULFM: N active ranks plus S spares
   bench [names]         build, run the benchmarks, write YAML under bench/results/
@@ -37,7 +38,8 @@ case "$cmd" in
     cd "$FX_BUILD_DIR"
     ctest --output-on-failure --timeout 600 "$@"
     ;;
-  demo) do_build; exec "$root/scripts/demo.sh" "$@" ;;
+  demo) do_build; exec "$root/scripts/demo_stencil.sh" "$@" ;;
+  demo-substrate) do_build; exec "$root/scripts/demo.sh" "$@" ;;
   run) exec "$root/scripts/launch.sh" "$@" ;;
   bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
   plot) exec "$root/scripts/plot.sh" "$@" ;;

@@ -4,7 +4,7 @@
 # rank's place, the field comes back from the buddy checkpoint and the
 # sweep resumes; the answer is then compared with the failure-free one.
 #
-#   scripts/demo_stencil.sh            (./fx demo, once it points here)
+#   scripts/demo_stencil.sh            (./fx demo)
 #   FX_DEMO_KILL=0 scripts/demo_stencil.sh    kill logical rank 0 instead
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,6 +56,12 @@ if [ "$rc" -eq 3 ] && diff "$work/ref.results" "$work/app.results" >/dev/null; t
   echo
   echo "The run lost logical rank $victim, recovered in place, and finished with the bitwise"
   echo "answer of the failure-free run (iterations, L2 norm, xxHash checksum of the field)."
+  png=$FX_BUILD_DIR/demo_stencil_timeline.png
+  if "$root/scripts/plot.sh" "$report" "$png" >/dev/null 2>&1; then
+    echo "Timeline of the run: $png (report: $report)"
+  else
+    echo "(could not draw the timeline: ./fx plot $report)" >&2
+  fi
   exit 0
 fi
 diff "$work/ref.results" "$work/app.results"

@@ -55,7 +55,8 @@ int plain(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const long steps = steps_arg(argc, argv, "--steps", 100);
   Kernel k;
-  k.calibrate(static_cast<double>(steps_arg(argc, argv, "--work-ms", 10)));
+  k.reps = steps_arg(argc, argv, "--reps", 0);
+  if (k.reps == 0) k.calibrate(static_cast<double>(steps_arg(argc, argv, "--work-ms", 10)));
   // Every rank uses rank 0's calibration, as the fx variant does.
   MPI_Bcast(&k.reps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -80,7 +81,8 @@ class LoopApp : public fx::ResilientApp {
     std::vector<char*> argv;
     for (const auto& a : ctx.args()) argv.push_back(const_cast<char*>(a.c_str()));
     steps_ = steps_arg(argc, argv.data(), "--steps", 100);
-    kernel_.calibrate(static_cast<double>(steps_arg(argc, argv.data(), "--work-ms", 10)));
+    kernel_.reps = steps_arg(argc, argv.data(), "--reps", 0);
+    if (kernel_.reps == 0) kernel_.calibrate(static_cast<double>(steps_arg(argc, argv.data(), "--work-ms", 10)));
     ctx.comm().bcast(&kernel_.reps, 1, 0);
     ctx.comm().barrier();
     t0_ = fx::now();

@@ -16,14 +16,14 @@ LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
 LINE = re.compile(r"^loop: \{(.*)\}\s*$")
 
 
-def once(exe, n, spares, extra, env, steps, work):
+def once(exe, n, spares, extra, env, steps, work, field="ms_per_step"):
     cmd = [LAUNCH, "-n", str(n), "-s", str(spares), "-t", "300", "--", exe, "--steps", str(steps), "--work-ms", str(work)] + extra
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=330)
     for line in p.stdout.splitlines():
         m = LINE.match(line.strip())
         if m:
             d = dict(kv.split(": ") for kv in m.group(1).split(", "))
-            return float(d["ms_per_step"])
+            return float(d[field])
     raise SystemExit(f"no result from {' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-1500:]}\n{p.stderr[-1500:]}")
 
 
@@ -45,6 +45,9 @@ def main():
         ("fx_spares_yield", 2, [], {"FX_SPARE_IDLE": "yield"}),
         ("fx_spares_block", 2, [], {"FX_SPARE_IDLE": "block"}),
     ]
+    # One calibration for every variant, so they all do the same work.
+    reps = int(once(exe, 1, 0, ["--plain"], base, 3, a.work_ms, "reps"))
+    variants = [(name, spares, extra + ["--reps", str(reps)], env) for name, spares, extra, env in variants]
     times = {v[0]: [] for v in variants}
     for i in range(a.runs):
         for name, spares, extra, env in variants:
@@ -57,6 +60,7 @@ def main():
         "steps": a.steps,
         "work_ms_per_rank": a.work_ms,
         "runs": a.runs,
+        "reps_per_step": reps,
         "median_ms_per_step": {k: round(v, 3) for k, v in med.items()},
         "fx_overhead_percent": round(100 * (med["fx"] / med["plain"] - 1), 2),
         "spare_cost_percent": {m: round(100 * (med[f"fx_spares_{m}"] / med["fx"] - 1), 2) for m in ("sleep", "yield", "block")},

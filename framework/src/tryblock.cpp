@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -249,11 +250,14 @@ struct Agreed {
 };
 
 Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
-  int value = static_cast<int>(flag);
+  // Open MPI's agreement may write the flag again after reporting a failure
+  // (see fx::Comm::agree): then, or when the request is left behind, the
+  // cell is leaked rather than freed.
+  auto cell = std::make_unique<int>(static_cast<int>(flag));
   MPI_Request req = MPI_REQUEST_NULL;
   // Polling MPI_Test is what the blocking agreement does inside (a wait on
   // the same request, progress yielding when idle), plus a clock check.
-  int rc = ulfm::iagree(f.comm.raw(), &value, &req);
+  int rc = ulfm::iagree(f.comm.raw(), cell.get(), &req);
   const double hard = deadline + f.rt.config().recovery.timeout_s;
   bool revoked = false;
   int done = rc != MPI_SUCCESS;
@@ -273,6 +277,7 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
     // Still waiting after the deadline, and a repair is under way: a rank of
     // the group may have left for it (and will never come). Join it.
     if (revoked && (f.rt.failing() || f.rt.interrupted())) {
+      (void)cell.release();
       f.rt.on_failure(f.comm.raw(), MPI_ERR_OTHER, "a TryBlock commit");
       FX_THROW(ProcessFailure,
                fmt::format("TryBlock '{}': a repair started while its commit waited for a rank", f.name), {});
@@ -284,9 +289,11 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
                       f.name, hard - deadline));
     }
   }
-  if (rc != MPI_SUCCESS && !ulfm::is_proc_failed(rc))
-    throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
-  return {static_cast<unsigned>(value), rc != MPI_SUCCESS};
+  const auto value = static_cast<unsigned>(*cell);
+  if (rc == MPI_SUCCESS) return {value, false};
+  (void)cell.release();
+  if (!ulfm::is_proc_failed(rc)) throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
+  return {value, true};
 }
 
 unsigned fingerprint(const TryFrame& f) {

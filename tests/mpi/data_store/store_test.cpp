@@ -283,6 +283,7 @@ TEST(DataStoreHdf5, ColdRestartAfterACleanStop) {
     Process p(cfg, comm);
     for (std::int64_t it = 1; it <= 4; ++it) p.commit(it);
   }
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has deleted its retired files
   if (comm.rank() == 0) {
     // keep: 2 complete versions (4 and 3); 2 is retired (no manifest, its
     // files gone), its directory goes at the next HDF5 checkpoint.
