@@ -45,6 +45,30 @@ while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^
 # Local deaths are seen by the launcher at once; the heartbeat detector is
 # for remote nodes (FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT, seconds).
 mca=()
+# The YAML's detector: section (file < env, as for every setting): mpiexec
+# starts before any rank reads the file, so the launcher looks at it here.
+if [ -z "${FX_DETECTOR_PERIOD:-}" ]; then
+  cfg=""
+  prev=""
+  for a in "$@"; do
+    case "$a" in --fx-config=*) cfg=${a#--fx-config=} ;; esac
+    [ "$prev" = "--fx-config" ] && cfg=$a
+    prev=$a
+  done
+  [ -z "$cfg" ] && cfg=${FX_CONFIG:-}
+  if [ -n "$cfg" ] && [ -r "$cfg" ]; then
+    read -r p_ t_ < <(/usr/bin/python3 - "$cfg" 2>/dev/null <<'PY'
+import sys, yaml
+d = (yaml.safe_load(open(sys.argv[1])) or {}).get("detector") or {}
+print(d.get("period_s", 0) or 0, d.get("timeout_s", 0) or 0)
+PY
+    ) || true
+    if [ -n "${p_:-}" ] && [ "$p_" != "0" ]; then
+      FX_DETECTOR_PERIOD=$p_
+      [ -n "${t_:-}" ] && [ "$t_" != "0" ] && FX_DETECTOR_TIMEOUT=$t_
+    fi
+  fi
+fi
 if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
   mca+=(--mca mpi_ft_detector true --mca mpi_ft_detector_period "$FX_DETECTOR_PERIOD"
         --mca mpi_ft_detector_timeout "${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}")
