@@ -60,7 +60,7 @@ void Runtime::add_phase(const std::string& name, double seconds) {
   if (logical_ == 0) report_.add_phase_time(name, seconds);
 }
 
-void Runtime::init_world() {
+bool Runtime::init_world() {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world_, &world_rank_);
@@ -94,6 +94,10 @@ void Runtime::init_world() {
   injector_ = Injector(config_.inject, world_rank_, world_size_, spares);
   watch_.post(world_);
   publish_identity();
+  // Nobody leaves start-up (a spare may be killed the moment it idles) while
+  // others still need it in the collectives above; a failure this early goes
+  // straight to a repair.
+  return MPI_Barrier(world_) == MPI_SUCCESS;
 }
 
 void Runtime::publish_identity() {
@@ -103,7 +107,7 @@ void Runtime::publish_identity() {
 
 int Runtime::execute() {
   t_start_ = now();
-  init_world();
+  const bool started = init_world();
   report_.set_config(config_, active_size_, config_.spares.count, world_size_);
   if (!args_.empty()) report_.set_app(args_[0].substr(args_[0].find_last_of('/') + 1));
   for (const auto& note : config_.notes) log::info("{}", note);
@@ -114,7 +118,8 @@ int Runtime::execute() {
   log::info("{} active ranks + {} spares on {} processes; checkpoint every {} iterations",
             active_size_, config_.spares.count, world_size_, config_.checkpoint.memory.every);
 
-  bool repair_pending = false;
+  bool repair_pending = !started;
+  if (!started) on_failure(world_, MPI_ERR_OTHER, "start-up barrier");
   try {
   while (true) {
     try {

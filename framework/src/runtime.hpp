@@ -81,7 +81,7 @@ class Runtime final : public FailureHandler {
     bool dup = false;
   };
 
-  void init_world();
+  bool init_world();  // false: a process failed during start-up
   void run_active();           // the step loop; throws ProcessFailure
   bool idle_as_spare();        // true: released; false: woken by a failure
   void recover();              // repair + roles + bookkeeping
