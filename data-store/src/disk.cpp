@@ -1,5 +1,6 @@
 // The HDF5 level: every hdf5.every-th commit goes to disk, and restore()
 // falls back to (or cold-starts from) the newest complete, valid version.
+#include <fx/clock.hpp>
 #include <fx/log.hpp>
 
 #include <fmt/format.h>
@@ -28,9 +29,11 @@ void DataStore::Impl::write_hdf5(Slot& s) {
   FileReport mine;
   std::string error;
   std::filesystem::path dir;
+  const double t0 = now();
   try {
     dir = detail::make_version_dir(root(), s.iteration);
     mine.bytes = detail::write_rank_file(dir, s.own_info, s.own.data());
+    commit_stats.hdf5_file_seconds = now() - t0;
     mine.digest = s.own_info.digest();
     mine.ok = 1;
   } catch (const CheckpointError& e) {
@@ -86,6 +89,10 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
   std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
   if (r == 0) {
     for (const auto& v : detail::list_versions(root())) {
+      // Retention empties directories before removing them: only files
+      // without a manifest mean an unfinished write.
+      std::error_code ec;
+      if (!v.complete && std::filesystem::is_empty(v.path, ec)) continue;
       ++head[1];
       if (!v.complete) {
         log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(), detail::kManifestName);

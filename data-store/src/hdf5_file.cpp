@@ -251,7 +251,8 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
     cx.fail(fmt::format("cannot rename to {}: {}", final_path.string(), std::strerror(errno)));
   }
-  sync_path(dir, true);
+  // The directory entry is made durable once for all ranks, by rank 0's
+  // fsync of the directory after the manifest (write_manifest).
   std::error_code ec;
   const auto size = fs::file_size(final_path, ec);
   if (ec) cx.fail(fmt::format("cannot stat {}: {}", final_path.string(), ec.message()));

@@ -17,8 +17,9 @@ namespace fx::detail {
 bool hdf5_available();
 
 // Write `image` (described by info) as dir/rank-<rank>.h5: a temporary
-// name, flushed, fsync'ed, made read-only for others, renamed. Returns the
-// file size. Throws CheckpointError naming the file.
+// name, flushed, fsync'ed, made read-only for others, renamed (the
+// directory is fsync'ed by write_manifest, after the manifest). Returns the file size. Throws
+// CheckpointError naming the file.
 std::uint64_t write_rank_file(const std::filesystem::path& dir, const ImageInfo& info, const std::byte* image);
 
 // Read dir/<expect.file> back into `image` and check everything against the

@@ -36,7 +36,10 @@ std::string format_manifest(const Manifest& m);
 // Throws CheckpointError naming `path` (and line:column for YAML errors).
 Manifest parse_manifest(const std::string& text, const std::string& path);
 Manifest read_manifest(const std::filesystem::path& file);
-// Temporary name, fsync, rename, fsync of the directory.
+// Temporary name, fsync, rename, fsync of the directory, which also makes
+// the ranks' renamed files durable. (Should a crash keep the manifest and
+// lose a rank file, cold restart finds the file missing and skips the
+// version.)
 void write_manifest(const std::filesystem::path& version_dir, const Manifest& m);
 
 std::string version_dir_name(std::int64_t iteration);

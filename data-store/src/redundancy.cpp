@@ -154,9 +154,15 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
       mine->own_ok = !direct;
     });
   }
+  // Re-protection: receives before the agreement, sends after it. Nothing
+  // can arrive before restore() returns, so the copies run during the
+  // application's next MPI calls instead of inside this restore.
+  if (!parity()) start_protect(plan, Side::receive);
   const bool all_ok = agree(ok ? 1 : 0) != 0;
-  // After the agreement, so that its progress loop does not run the copies.
-  if (all_ok && !parity()) start_protect(plan);
+  if (!parity()) {
+    if (all_ok) start_protect(plan, Side::send);
+    else cancel_background();
+  }
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
 }
@@ -215,19 +221,20 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
 // pull, the recovered rank's own image. The application resumes at once,
 // MPI progresses the copies during its steps, and the next commit(),
 // restore() or flush() completes them before relying on them.
-void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
+void DataStore::Impl::start_protect(const detail::RestorePlan& plan, Side side) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
+  const bool send = side == Side::send;
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
-    if (rp.source == Source::buddy && rp.direct && rp.holder == r) {
+    if (send && rp.source == Source::buddy && rp.direct && rp.holder == r) {
       Slot* s = find(it);
       Transfer x(comm, orphans);
       x.send(s->held.data(), s->held.size(), q, detail::kTagOwn);
       background.push_back({x.release(), nullptr});
     }
-    if (rp.source == Source::buddy && rp.direct && q == r) {
+    if (!send && rp.source == Source::buddy && rp.direct && q == r) {
       Slot& s = slot_for(it, n);
       s.own.reset(rp.bytes);
       Transfer x(comm, orphans);
@@ -242,7 +249,7 @@ void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
                               }
                             }});
     }
-    if (rp.protect_from == r) {
+    if (send && rp.protect_from == r) {
       Slot* s = find(it);
       const bool own = q == r;
       if (!s || (own ? !s->own_ok : (!s->held_ok || s->held_rank != q))) {
@@ -254,7 +261,7 @@ void DataStore::Impl::start_protect(const detail::RestorePlan& plan) {
       else x.send(s->held.data(), s->held.size(), rp.protect_to, detail::kTagProtect);
       background.push_back({x.release(), nullptr});
     }
-    if (rp.protect_to == r) {
+    if (!send && rp.protect_to == r) {
       Slot& s = slot_for(it, n);
       s.sequence = plan.sequence;
       s.held_ok = false;

@@ -198,6 +198,17 @@ void DataStore::Impl::settle_background() {
   background.clear();
 }
 
+void DataStore::Impl::cancel_background() {
+  // Only receives are pending (their senders never started): cancel them.
+  for (auto& b : background) {
+    for (auto& r : b.requests) {
+      MPI_Cancel(&r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+  }
+  background.clear();
+}
+
 void DataStore::Impl::flush() {
   drain_orphans();
   while (!background.empty()) {
@@ -358,9 +369,11 @@ void DataStore::commit(std::int64_t iteration) {
   st.bytes = bytes();
   st.memory_seconds = t1 - t0;
   if (im.hdf5_due(s.sequence)) {
+    im.commit_stats.hdf5_file_seconds = 0;
     im.write_hdf5(s);
     st.level = "hdf5";
     st.hdf5_seconds = now() - t1;
+    st.hdf5_file_seconds = im.commit_stats.hdf5_file_seconds;
   }
   st.seconds = now() - t0;
   im.commit_stats = st;

@@ -128,6 +128,7 @@ struct DataStore::Impl {
   void drain_orphans();
   void settle_background();  // tolerant: failures mean "not done"
   void flush();              // strict: failures throw
+  void cancel_background();  // receives posted for a restore that was called off
 
   // Topology: commit() gathers the hosts when set_comm() made them unknown,
   // restore() always does (with the inventories).
@@ -143,12 +144,13 @@ struct DataStore::Impl {
   bool restore_memory(const detail::RestorePlan& plan);
   void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine,
                   detail::Buffer& header);
-  void start_protect(const detail::RestorePlan& plan);
+  enum class Side { receive, send };
+  void start_protect(const detail::RestorePlan& plan, Side side);
   void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);
 
   // HDF5 level (disk.cpp)
   bool hdf5_due(std::int64_t sequence) const;
-  void write_hdf5(detail::Slot& s);
+  void write_hdf5(detail::Slot& s);  // sets commit_stats.hdf5_file_seconds
   std::optional<std::int64_t> restore_hdf5(bool fallback);
   std::filesystem::path root() const { return options.hdf5.directory; }
 };

@@ -26,6 +26,8 @@ struct CheckpointStats {
   double seconds = 0;            // the whole call
   double memory_seconds = 0;     // in-memory part (pack, redundancy, agreement / pull, load)
   double hdf5_seconds = 0;       // disk part (0 when the call did not touch disk)
+  double hdf5_file_seconds = 0;  // ...of which this rank's file (write, flush, fsync, rename);
+                                 // the rest: agreement, manifest, retention
 };
 
 class DataStore {
