@@ -31,6 +31,13 @@ def run(cmd, env, timeout):
     return p.returncode, None, time.time() - t0
 
 
+def strays():
+    """Processes of a finished run still alive (a hang in MPI_Finalize or a lost rank)."""
+    time.sleep(0.3)
+    p = subprocess.run(["pgrep", "-f", "fx_bench_(raw|fx)_repair"], capture_output=True, text=True)
+    return len(p.stdout.split())
+
+
 def med(xs):
     return round(statistics.median(xs), 3) if xs else None
 
@@ -47,6 +54,7 @@ def main():
     env = dict(os.environ, FX_INJECT="1@50", FX_LOG_LEVEL="warn")
     results = {}
     hangs = 0
+    stray_runs = 0
     for n in [int(x) for x in a.sizes.split(",")]:
         rows = {"raw": [], "fx": []}
         codes = {"raw": [], "fx": []}
@@ -57,27 +65,37 @@ def main():
                 codes[name].append(rc)
                 if rc == 124:
                     hangs += 1
+                if strays():
+                    stray_runs += 1
+                    subprocess.run(["pkill", "-9", "-f", "fx_bench_(raw|fx)_repair"])
                 if fields and rc == want:
                     rows[name].append(fields)
                 print(f"{n}+2 {name} run {i + 1}: exit {rc} {fields}", flush=True)
         key = f"np_{n}_plus_2"
         raw_t = [r["kill_to_resume_ms"] for r in rows["raw"]]
         fx_t = [r["kill_to_resume_ms"] for r in rows["fx"]]
+        # The issue's target excludes the data restore: fx's restore() call
+        # (an inventory exchange and agreement, no data here) is timed apart.
+        fx_nr = [r["kill_to_resume_ms"] - r["restore_ms"] for r in rows["fx"]]
         results[key] = {
             "runs": a.runs,
             "raw_ok_runs": len(rows["raw"]),
             "fx_ok_runs": len(rows["fx"]),
             "raw_kill_to_resume_ms": {"median": med(raw_t), "min": min(raw_t, default=None), "max": max(raw_t, default=None)},
             "fx_kill_to_resume_ms": {"median": med(fx_t), "min": min(fx_t, default=None), "max": max(fx_t, default=None)},
+            "fx_excluding_restore_ms": {"median": med(fx_nr), "min": min(fx_nr, default=None),
+                                        "max": max(fx_nr, default=None)},
             "fx_breakdown_median_ms": {k: med([r[k] for r in rows["fx"]]) for k in
                                        ("detect_ms", "revoke_ms", "shrink_ms", "agree_ms", "rebuild_ms", "restore_ms",
                                         "kill_to_first_step_ms")},
             "raw_breakdown_median_ms": {k: med([r[k] for r in rows["raw"]]) for k in ("detect_ms", "shrink_ms", "rebuild_ms")},
             "ratio_fx_over_raw": round(med(fx_t) / med(raw_t), 3) if raw_t and fx_t else None,
+            "ratio_fx_excluding_restore_over_raw": round(med(fx_nr) / med(raw_t), 3) if raw_t and fx_nr else None,
             "target_median_ms": 15.0,
             "target_ratio": 1.3,
         }
     results["hangs"] = hangs
+    results["runs_leaving_stray_processes"] = stray_runs
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         f.write("# kill -> resumed allreduce, fx vs a raw ULFM repair loop, same invocation\n")
