@@ -259,8 +259,12 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
   return size;
 }
 
-ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank, const std::vector<Member>& members,
-                         Buffer& image) {
+namespace {
+
+// Both readers: `members` null takes the member table from the file itself
+// (a version written under another decomposition, read after a shrink).
+ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, const std::vector<Member>* members,
+                    Buffer& image) {
   const ManifestEntry& expect = manifest.files.at(static_cast<std::size_t>(rank));
   const fs::path path = dir / expect.file;
   Context cx(path.string());
@@ -285,18 +289,39 @@ ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank
     cx.fail(fmt::format("holds iteration {}, rank {} of {}; expected iteration {}, rank {} of {}", iteration,
                         file_rank, count, manifest.iteration, rank, manifest.rank_count));
   }
-  std::vector<std::string> names;
-  for (const auto& m : members) names.push_back(m.name);
   const auto stored = get_strings(cx, f, "member_names", root);
-  if (stored != names) {
-    cx.fail(fmt::format("holds members [{}], the application registered [{}]", fmt::join(stored, ", "),
-                        fmt::join(names, ", ")));
+  ImageInfo info;
+  if (members) {
+    std::vector<std::string> names;
+    for (const auto& m : *members) names.push_back(m.name);
+    if (stored != names) {
+      cx.fail(fmt::format("holds members [{}], the application registered [{}]", fmt::join(stored, ", "),
+                          fmt::join(names, ", ")));
+    }
+    info = layout_image(*members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
+  } else {
+    info.iteration = manifest.iteration;
+    info.sequence = manifest.sequence;
+    info.rank = rank;
+    info.size = manifest.rank_count;
+    for (const auto& name : stored) {
+      const std::string where = fmt::format("dataset '{}'", name);
+      const std::string dname = dataset_name(name);
+      if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
+      Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+      MemberRecord r;
+      r.name = name;
+      r.type = get_string(cx, ds.get(), "type", where);
+      r.layout = get_string(cx, ds.get(), "layout", where);
+      r.extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
+      r.bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
+      info.members.push_back(std::move(r));
+    }
+    layout_records(info);
   }
-
-  ImageInfo info = layout_image(members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
   image.reset(info.total_bytes);
   std::byte* payload = image.data() + info.payload_offset;
-  for (std::size_t i = 0; i < members.size(); ++i) {
+  for (std::size_t i = 0; i < info.members.size(); ++i) {
     MemberRecord& r = info.members[i];
     const std::string where = fmt::format("dataset '{}'", r.name);
     const std::string dname = dataset_name(r.name);
@@ -325,6 +350,17 @@ ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank
   return info;
 }
 
+}  // namespace
+
+ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank, const std::vector<Member>& members,
+                         Buffer& image) {
+  return read_file(dir, manifest, rank, &members, image);
+}
+
+ImageInfo read_rank_file_as_written(const fs::path& dir, const Manifest& manifest, int rank, Buffer& image) {
+  return read_file(dir, manifest, rank, nullptr, image);
+}
+
 #else  // built without HDF5
 
 bool hdf5_available() { return false; }
@@ -334,6 +370,10 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo&, const std::
 }
 
 ImageInfo read_rank_file(const fs::path& dir, const Manifest&, int, const std::vector<Member>&, Buffer&) {
+  FX_THROW(CheckpointError, fmt::format("{}: fx was built without HDF5 (FX_ENABLE_HDF5=OFF)", dir.string()));
+}
+
+ImageInfo read_rank_file_as_written(const fs::path& dir, const Manifest&, int, Buffer&) {
   FX_THROW(CheckpointError, fmt::format("{}: fx was built without HDF5 (FX_ENABLE_HDF5=OFF)", dir.string()));
 }
 

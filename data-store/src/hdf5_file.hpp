@@ -29,4 +29,9 @@ std::uint64_t write_rank_file(const std::filesystem::path& dir, const ImageInfo&
 ImageInfo read_rank_file(const std::filesystem::path& dir, const Manifest& manifest, int rank,
                          const std::vector<Member>& members, Buffer& image);
 
+// The same checks against the manifest, but the member table comes from the
+// file: a version written under another decomposition (after a shrink).
+ImageInfo read_rank_file_as_written(const std::filesystem::path& dir, const Manifest& manifest, int rank,
+                                    Buffer& image);
+
 }  // namespace fx::detail

@@ -289,14 +289,21 @@ void DataStore::set_comm(Comm comm) {
   comm_ = std::move(comm);
   impl_->topology_valid = false;
   if (!comm_.valid()) return;
-  // Versions taken at another size (shrink policy) can never be restored;
-  // their buffers go once no transfer touches them any more.
+  // Versions taken at another size (shrink policy) cannot be restored in
+  // place; they move aside for restore_resized() until the next commit,
+  // once no transfer touches their buffers any more.
   const int n = comm_.size();
   const bool stale = std::any_of(impl_->versions.begin(), impl_->versions.end(),
                                  [n](const auto& v) { return v->size != n; });
-  if (stale) impl_->settle_background();
+  if (stale) {
+    impl_->settle_background();
+    impl_->prior.clear();
+  }
   for (std::size_t i = impl_->versions.size(); i-- > 0;) {
-    if (impl_->versions[i]->size != n) impl_->retire(i);
+    if (impl_->versions[i]->size != n) {
+      impl_->prior.insert(impl_->prior.begin(), std::move(impl_->versions[i]));
+      impl_->versions.erase(impl_->versions.begin() + static_cast<std::ptrdiff_t>(i));
+    }
   }
 }
 
@@ -358,6 +365,7 @@ void DataStore::commit(std::int64_t iteration) {
                            : error);
   }
   s.committed = true;
+  im.prior.clear();  // the new decomposition is protected now
   im.committed = iteration;
   im.sequence = s.sequence;
   im.trim();

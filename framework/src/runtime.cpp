@@ -232,9 +232,28 @@ void Runtime::run_active() {
     // resize() re-runs the app's registrations (setup), so what the old
     // decomposition registered goes: derived comms and failure callbacks.
     drop_registrations();
+    fault_point(Phase::restore);
+    const double t = now();
+    const CheckpointStats before = store_->last_restore_stats();
     iteration_ = app_.resize(ctx_);
     resized_ = false;
     needs_restore_ = false;
+    // An app that re-decomposes its checkpoint (DataStore::restore_resized)
+    // resumes at its iteration; the default resize() starts again at 0.
+    const CheckpointStats& st = store_->last_restore_stats();
+    const bool restored = st.old_size > 0 && st.iteration == iteration_ &&
+                          (st.iteration != before.iteration || st.seconds != before.seconds);
+    if (restored) {
+      log::info("resuming at iteration {} on {} ranks (checkpoint of {} ranks, {})", iteration_, active_size_,
+                st.old_size, st.level);
+    } else {
+      log::info("resize on {} ranks: starting again at iteration {}", active_size_, iteration_);
+    }
+    if (pending_recovery_) {
+      pending_recovery_->restore_s = now() - t;
+      pending_recovery_->restored_iteration = iteration_;
+      pending_recovery_->restored_level = restored ? st.level : std::string("none");
+    }
   }
   if (app_restores_) needs_restore_ = false;
   if (needs_restore_) {

@@ -18,6 +18,7 @@
 #include "stencil.hpp"
 
 #include <miniapps/fx_support.hpp>
+#include <miniapps/regrid.hpp>
 
 #include <fx/fx.hpp>
 
@@ -50,6 +51,45 @@ class StencilApp : public fx::ResilientApp {
   }
 
   void initialize(fx::Context&) override { solver_->initialize(); }
+
+  // Spares ran out and the job goes on with fewer ranks: the fields are
+  // rebuilt for the new decomposition and filled from the checkpoint images
+  // of the old ranks whose blocks overlap this rank's new block. The Jacobi
+  // update is pointwise, so the run continues bitwise as without failures.
+  std::int64_t resize(fx::Context& ctx) override {
+    ctx.store().clear();
+    setup(ctx);
+    const auto& b = solver_->block();
+    const miniapps::stencil::Field u = *solver_->current();
+    auto host = Kokkos::create_mirror_view(u);
+    Kokkos::deep_copy(host, 0.0);  // ghosts: walls below, halos from the first exchange
+    miniapps::Decomp3 old;
+    const auto version = ctx.store().restore_resized(
+        [&](const fx::PriorVersion& v) {
+          old = miniapps::Decomp3(v.size, b.decomp.global());
+          return miniapps::overlapping_ranks(old, b.box);
+        },
+        [&](const fx::PriorPiece& piece) {
+          const miniapps::Box box = old.box(piece.rank());
+          std::size_t count = 0;
+          const double* src = piece.data<double>("u", &count);
+          if (count != static_cast<std::size_t>((box.n[0] + 2) * (box.n[1] + 2) * (box.n[2] + 2)))
+            FX_THROW(fx::CheckpointError, "stencil: old rank " + std::to_string(piece.rank()) + "'s field has " +
+                                              std::to_string(count) + " values, its block needs " +
+                                              std::to_string(box.volume()) + " plus ghosts");
+          miniapps::copy_overlap(box, src, 1, b.box, host.data(), 1);
+          solver_->iteration() = piece.scalar<std::int64_t>("iteration");
+          solver_->residual() = piece.scalar<double>("residual");
+          solver_->start_time() = piece.scalar<double>("start_time");
+        });
+    if (!version) {
+      initialize(ctx);
+      return 0;
+    }
+    Kokkos::deep_copy(u, host);
+    miniapps::stencil::apply_walls(u, b);
+    return version->iteration;
+  }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
     // The runtime counts completed steps as the solver does; a mismatch

@@ -32,8 +32,10 @@ class ResilientApp {
   // Spares ran out under the shrink policy: ctx.size() is smaller now.
   // Re-decompose and return the iteration to resume at. Derived comms and
   // failure callbacks of the old decomposition are dropped before this runs,
-  // so register them again. The default starts again from scratch:
-  // store registrations cleared, setup + initialize, iteration 0.
+  // so register them again. ctx.store().restore_resized() hands over the
+  // last checkpoint as the old ranks wrote it (see the stencil mini-app);
+  // return its iteration. The default starts again from scratch: store
+  // registrations cleared, setup + initialize, iteration 0.
   virtual std::int64_t resize(Context& ctx);
 };
 

@@ -5,6 +5,7 @@
 #include <fx/comm.hpp>
 #include <fx/data_store/member.hpp>
 #include <fx/data_store/options.hpp>
+#include <fx/data_store/prior.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +29,7 @@ struct CheckpointStats {
   double hdf5_seconds = 0;       // disk part (0 when the call did not touch disk)
   double hdf5_file_seconds = 0;  // ...of which this rank's file (write, flush, fsync, rename);
                                  // the rest: agreement, manifest, retention
+  int old_size = 0;              // restore_resized: the rank count that wrote the version (else 0)
 };
 
 class DataStore {
@@ -72,6 +74,19 @@ class DataStore {
   // throws ProcessFailure; call it again after the next repair.
   std::optional<std::int64_t> restore();
   std::optional<std::int64_t> committed_iteration() const;
+
+  // Collective after a shrink (the resize hook): the newest version the old
+  // ranks all still have somewhere, as the old decomposition laid it out.
+  // Each old rank's image comes from the survivor holding it (its own copy,
+  // else its buddy's copy), or from its HDF5 file when both are gone.
+  // `wants` says which old ranks this rank needs; only those are sent here
+  // and handed to `use`, one at a time. Registered members are not loaded:
+  // the app copies what it needs into its new layout. The old versions stay
+  // until the next commit() (a failure before it can restore them again).
+  // Returns nullopt when no version exists (start afresh); throws
+  // CheckpointError naming the iteration and the old ranks when some image
+  // is nowhere, ProcessFailure on a failure (call again after the repair).
+  std::optional<PriorVersion> restore_resized(const PriorWants& wants, const PriorUse& use);
 
   // Wait for the background transfers restore() left running (re-creating
   // buddy copies for recovered ranks). Not collective; commit() and restore()

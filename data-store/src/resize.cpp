@@ -1,0 +1,359 @@
+// DataStore::restore_resized: after a shrink, the last version as the old
+// decomposition laid it out. Every survivor still holds what it held before
+// (its own image and its buddy's copy, under their OLD logical ranks); one
+// allgather of those inventories tells every rank where each old image is,
+// one allgather of the wanted old ranks tells the holders where to send it.
+#include <fx/clock.hpp>
+#include <fx/data_store/store.hpp>
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "hdf5_file.hpp"
+#include "resize_plan.hpp"
+#include "store_impl.hpp"
+
+namespace fx {
+namespace detail {
+
+struct PriorImage {
+  ImageInfo info;
+  const std::byte* bytes = nullptr;  // the whole image
+};
+
+PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories) {
+  PriorPlan plan;
+  // The old size is that of the newest version anyone holds (all prior
+  // versions of the survivors come from the same communicator).
+  std::int64_t newest = -1;
+  for (const auto& inv : inventories) {
+    for (const auto& s : inv) {
+      if (s.iteration > newest && s.size > 0) {
+        newest = s.iteration;
+        plan.old_size = s.size;
+      }
+    }
+  }
+  if (newest < 0) return plan;
+  std::vector<std::int64_t> candidates;
+  for (const auto& inv : inventories) {
+    for (const auto& s : inv) {
+      if (s.iteration >= 0 && s.size == plan.old_size) candidates.push_back(s.iteration);
+    }
+  }
+  std::sort(candidates.rbegin(), candidates.rend());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  const auto m = static_cast<std::size_t>(plan.old_size);
+  for (const std::int64_t it : candidates) {
+    std::vector<PriorSource> src(m);
+    // Own copies first (lowest new rank), then buddy copies.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t p = 0; p < inventories.size(); ++p) {
+        for (const auto& s : inventories[p]) {
+          if (s.iteration != it || s.size != plan.old_size) continue;
+          const int q = pass == 0 ? s.own_rank : s.held_rank;
+          if (q < 0 || q >= plan.old_size || src[static_cast<std::size_t>(q)].holder >= 0) continue;
+          auto& d = src[static_cast<std::size_t>(q)];
+          d.holder = static_cast<int>(p);
+          d.own = pass == 0;
+          d.bytes = pass == 0 ? s.own_bytes : s.held_bytes;
+          plan.sequence = std::max(plan.sequence, s.sequence);
+        }
+      }
+    }
+    std::vector<int> missing;
+    for (std::size_t q = 0; q < m; ++q) {
+      if (src[q].holder < 0) missing.push_back(static_cast<int>(q));
+    }
+    if (!missing.empty()) plan.lost.emplace_back(it, missing);
+    if (missing.empty()) {
+      plan.iteration = it;
+      plan.sources = std::move(src);
+      return plan;
+    }
+    plan.sequence = 0;
+  }
+  return plan;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- pieces
+
+int PriorPiece::rank() const { return image_.info.rank; }
+std::int64_t PriorPiece::iteration() const { return image_.info.iteration; }
+
+bool PriorPiece::has(const std::string& name) const {
+  return std::any_of(image_.info.members.begin(), image_.info.members.end(),
+                     [&](const detail::MemberRecord& r) { return r.name == name; });
+}
+
+PriorMember PriorPiece::member(const std::string& name) const {
+  const auto& info = image_.info;
+  for (const auto& r : info.members) {
+    if (r.name == name) {
+      return {r.name, r.type, r.layout, r.extents, image_.bytes + info.payload_offset + r.offset,
+              static_cast<std::size_t>(r.bytes)};
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& r : info.members) names.push_back(r.name);
+  FX_THROW(CheckpointError, fmt::format("old rank {}'s image of iteration {} has no member '{}' (it has: {})",
+                                        info.rank, info.iteration, name, fmt::join(names, ", ")));
+}
+
+PriorMember PriorPiece::typed(const std::string& name, const std::string& type, std::size_t element) const {
+  PriorMember m = member(name);
+  if (m.type != type || m.bytes % element != 0) {
+    FX_THROW(CheckpointError, fmt::format("member '{}' of old rank {}'s image of iteration {} is {} ({} bytes), "
+                                          "read as {}",
+                                          name, image_.info.rank, image_.info.iteration, m.type, m.bytes, type));
+  }
+  return m;
+}
+
+void PriorPiece::not_scalar(const std::string& name, std::size_t count) const {
+  FX_THROW(CheckpointError, fmt::format("member '{}' of old rank {}'s image of iteration {} has {} elements, "
+                                        "read as a scalar",
+                                        name, image_.info.rank, image_.info.iteration, count));
+}
+
+// ---------------------------------------------------------------- restore
+
+namespace {
+
+// The image of old rank q in this rank's prior versions, or null.
+const std::byte* held_image(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration, int q,
+                            bool own) {
+  for (const auto& s : prior) {
+    if (s->iteration != iteration) continue;
+    if (own && s->own_ok && s->own_info.rank == q) return s->own.data();
+    if (!own && s->held_ok && s->held_rank == q) return s->held.data();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, const PriorUse& use) {
+  if (!comm_.valid()) FX_THROW(UsageError, "data store: restore_resized() before set_comm()");
+  Impl& im = *impl_;
+  const double t0 = now();
+  im.settle_background();
+  const int n = comm_.size();
+  const int r = comm_.rank();
+
+  // Where every old image is: each rank's prior versions, newest first.
+  const std::size_t k = static_cast<std::size_t>(im.depth()) + 2;
+  std::vector<detail::SlotSummary> mine(k), all(k * static_cast<std::size_t>(n));
+  {
+    std::size_t i = 0;
+    for (auto it = im.prior.rbegin(); it != im.prior.rend() && i < k; ++it, ++i) mine[i] = (*it)->summary();
+  }
+  const int block = static_cast<int>(k * sizeof(detail::SlotSummary));
+  FX_CHECK_MPI(comm_, MPI_Allgather(mine.data(), block, MPI_BYTE, all.data(), block, MPI_BYTE, comm_.raw()));
+  std::vector<std::vector<detail::SlotSummary>> inv(static_cast<std::size_t>(n));
+  for (std::size_t p = 0; p < inv.size(); ++p) inv[p].assign(all.begin() + p * k, all.begin() + (p + 1) * k);
+  const detail::PriorPlan plan = detail::plan_prior(inv);
+  if (plan.old_size == 0) {
+    if (r == 0) log::info("restore after the shrink: no version was ever committed; starting from scratch");
+    return std::nullopt;
+  }
+
+  std::string lost;  // "old rank(s) [1] of iteration 10, ..." for the messages
+  for (const auto& [it, ranks] : plan.lost) {
+    lost += fmt::format("{}old rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
+  }
+  PriorVersion v;
+  v.size = plan.old_size;
+  v.new_size = n;
+  const int m = plan.old_size;
+  detail::Manifest manifest;
+  if (plan.iteration >= 0) {
+    v.iteration = plan.iteration;
+    v.level = "memory";
+  } else {
+    // A rank died with the rank holding its copy: HDF5, when it is on.
+    const bool disk = options_.hdf5.every > 0 || options_.hdf5.restart;
+    if (!disk) {
+      FX_THROW(CheckpointError,
+               fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
+                           "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
+                           m, n, lost));
+    }
+    if (r == 0) {
+      log::warn("restore after the shrink: no copy survived of {}; trying HDF5", lost);
+    }
+    // Rank 0 picks the newest complete version written by the old ranks;
+    // everyone gets its manifest (iteration, sequence, then bytes and
+    // checksum per old rank).
+    std::vector<std::uint64_t> flat(2 + 2 * static_cast<std::size_t>(m), 0);
+    std::int64_t found = -1;
+    if (r == 0) {
+      for (const auto& d : detail::list_versions(im.root())) {
+        if (!d.complete) continue;
+        try {
+          const auto mf = detail::read_manifest(d.path / detail::kManifestName);
+          if (mf.rank_count != m || mf.iteration != d.iteration) continue;
+          flat[0] = static_cast<std::uint64_t>(mf.iteration);
+          flat[1] = static_cast<std::uint64_t>(mf.sequence);
+          for (int q = 0; q < m; ++q) {
+            flat[2 + 2 * static_cast<std::size_t>(q)] = mf.files[static_cast<std::size_t>(q)].bytes;
+            flat[3 + 2 * static_cast<std::size_t>(q)] = mf.files[static_cast<std::size_t>(q)].checksum;
+          }
+          found = mf.iteration;
+          break;
+        } catch (const CheckpointError& e) {
+          log::warn("skipping HDF5 version: {}", e.what());
+        }
+      }
+    }
+    comm_.bcast(&found, 1, 0);
+    if (found < 0) {
+      FX_THROW(CheckpointError,
+               fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
+                           "no complete HDF5 version written by {} ranks",
+                           m, n, lost, im.root().string(), m));
+    }
+    comm_.bcast(flat.data(), flat.size(), 0);
+    manifest.iteration = static_cast<std::int64_t>(flat[0]);
+    manifest.sequence = static_cast<std::int64_t>(flat[1]);
+    manifest.rank_count = m;
+    for (int q = 0; q < m; ++q) {
+      manifest.files.push_back({q, detail::rank_file_name(q), flat[2 + 2 * static_cast<std::size_t>(q)],
+                                flat[3 + 2 * static_cast<std::size_t>(q)]});
+    }
+    v.iteration = manifest.iteration;
+    v.level = "hdf5";
+  }
+
+  // Who wants what: one flag per old rank and new rank.
+  std::vector<char> want(static_cast<std::size_t>(m), 0);
+  for (const int q : wants(v)) {
+    if (q < 0 || q >= m) {
+      FX_THROW(UsageError, fmt::format("restore_resized: wants old rank {}, but iteration {} was written by ranks "
+                                       "0..{}",
+                                       q, v.iteration, m - 1));
+    }
+    want[static_cast<std::size_t>(q)] = 1;
+  }
+  std::vector<char> wanted(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
+  FX_CHECK_MPI(comm_, MPI_Allgather(want.data(), m, MPI_CHAR, wanted.data(), m, MPI_CHAR, comm_.raw()));
+  auto wants_piece = [&](int p, int q) {
+    return wanted[static_cast<std::size_t>(p) * static_cast<std::size_t>(m) + static_cast<std::size_t>(q)] != 0;
+  };
+
+  // The pieces this rank gets: in its own memory, received, or read from disk.
+  std::map<int, detail::Buffer> received;
+  std::map<int, const std::byte*> at;
+  std::uint64_t moved = 0;
+  int ok = 1;
+  std::string error;
+  if (v.level == "memory") {
+    detail::Transfer t(comm_, im.orphans);
+    // Receives first; holders send in ascending old rank order, matched in
+    // that order (one tag, one sender per piece).
+    for (int q = 0; q < m; ++q) {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      if (!want[static_cast<std::size_t>(q)]) continue;
+      if (src.holder == r) {
+        at[q] = held_image(im.prior, v.iteration, q, src.own);
+      } else {
+        auto& buf = received[q];
+        buf.reset(src.bytes);
+        t.recv(buf.data(), src.bytes, src.holder, detail::kTagPrior);
+        at[q] = buf.data();
+        moved += src.bytes;
+      }
+    }
+    for (int q = 0; q < m; ++q) {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      if (src.holder != r) continue;
+      const std::byte* image = held_image(im.prior, v.iteration, q, src.own);
+      for (int p = 0; p < n; ++p) {
+        if (p != r && wants_piece(p, q)) t.send(image, src.bytes, p, detail::kTagPrior);
+      }
+    }
+    t.wait();
+  } else {
+    const auto dir = im.root() / detail::version_dir_name(v.iteration);
+    for (int q = 0; q < m; ++q) {
+      if (!want[static_cast<std::size_t>(q)]) continue;
+      try {
+        detail::read_rank_file_as_written(dir, manifest, q, received[q]);
+        at[q] = received[q].data();
+        moved += received[q].size();
+      } catch (const CheckpointError& e) {
+        ok = 0;
+        error = e.what();
+        log::error("restore after the shrink: {}", e.what());
+        break;
+      }
+    }
+  }
+
+  // Check every piece before the app sees any, and agree on the outcome.
+  std::vector<detail::PriorImage> images;
+  if (ok) {
+    for (const auto& [q, image] : at) {
+      const std::string what = fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, v.level);
+      try {
+        if (!image) FX_THROW(CheckpointError, what + ": not in this rank's memory any more");
+        const std::size_t size = received.count(q) ? received[q].size()
+                                                   : plan.sources[static_cast<std::size_t>(q)].bytes;
+        detail::PriorImage pi{detail::read_header(image, size, what), image};
+        if (pi.info.rank != q || pi.info.iteration != v.iteration || pi.info.size != m) {
+          FX_THROW(CheckpointError, fmt::format("{}: holds rank {} of {}, iteration {}", what, pi.info.rank,
+                                                pi.info.size, pi.info.iteration));
+        }
+        detail::verify_payload(pi.info, image, what);
+        images.push_back(std::move(pi));
+      } catch (const CheckpointError& e) {
+        ok = 0;
+        error = e.what();
+        log::error("restore after the shrink: {}", e.what());
+        break;
+      }
+    }
+  }
+  if (!im.agree(ok)) {
+    FX_THROW(CheckpointError,
+             error.empty() ? fmt::format("restore after the shrink: iteration {} ({}) failed its checks on another "
+                                         "rank (see its log)",
+                                         v.iteration, v.level)
+                           : error);
+  }
+  for (const auto& pi : images) use(PriorPiece(pi));
+
+  // The HDF5 cadence goes on from the restored version's sequence.
+  im.sequence = v.level == "memory" ? plan.sequence : manifest.sequence;
+  im.committed.reset();
+  if (v.level == "hdf5" && r == 0) {
+    for (const auto& gone : detail::remove_versions_above(im.root(), v.iteration)) {
+      log::warn("removed HDF5 version {}: newer than the restored one (abandoned or unusable)", gone.string());
+    }
+  }
+  CheckpointStats st;
+  st.level = v.level;
+  st.iteration = v.iteration;
+  st.bytes = moved;
+  st.old_size = m;
+  st.seconds = now() - t0;
+  (v.level == "memory" ? st.memory_seconds : st.hdf5_seconds) = st.seconds;
+  im.restore_stats = st;
+  const auto pieces = static_cast<unsigned long long>(
+      comm_.allreduce(static_cast<std::int64_t>(images.size()), MPI_SUM));
+  if (r == 0) {
+    log::info("restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
+              "delivered) in {:.2f} ms",
+              v.iteration, v.level == "memory" ? "memory" : "HDF5", m, n, pieces, st.seconds * 1e3);
+  }
+  return v;
+}
+
+}  // namespace fx

@@ -1,0 +1,32 @@
+#pragma once
+// Where each old rank's image is after a shrink, computed identically on
+// every rank from the exchanged inventories of the versions taken before
+// it (their SlotSummary names OLD logical ranks). No MPI: unit-tested alone.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "plan.hpp"
+
+namespace fx::detail {
+
+struct PriorSource {
+  int holder = -1;          // new rank holding the image (-1: nowhere in memory)
+  bool own = false;         // its own copy (else the buddy copy it holds)
+  std::uint64_t bytes = 0;  // image size
+};
+
+struct PriorPlan {
+  int old_size = 0;                  // 0: no version at all
+  std::int64_t iteration = -1;       // newest version complete in memory (-1: none)
+  std::int64_t sequence = 0;
+  std::vector<PriorSource> sources;  // per old rank, for `iteration`
+  // Versions newer than `iteration` (all, when it is -1), newest first,
+  // with the old ranks whose images were nowhere.
+  std::vector<std::pair<std::int64_t, std::vector<int>>> lost;
+};
+
+// inventories[p]: new rank p's versions of the old size, any order.
+PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories);
+
+}  // namespace fx::detail

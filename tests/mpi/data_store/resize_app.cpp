@@ -1,0 +1,176 @@
+// A resilient app for DataStore::restore_resized under real kills
+// (FX_INJECT) with recovery.on_exhausted: shrink and no spares. A global
+// array of 64-bit words is split in blocks over the logical ranks; each
+// word evolves pointwise (an LCG keyed to its global index and the
+// iteration), and a global accumulator folds in their sum. After a shrink
+// the app rebuilds its block for the new size from the old ranks' images
+// that overlap it. finish() replays the failure-free run serially and
+// compares every word and the accumulator bit for bit.
+//
+// Flags (after fx's own): --iters N --words G --expect-level memory|hdf5
+//   --expect-size P (ranks at the end) --expect-resume IT (first iteration
+//   after the last resize: the restored one, not 0)
+//   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
+#include <fx/fx.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+namespace {
+
+constexpr std::uint64_t kMul = 6364136223846793005ULL;
+
+struct Range {
+  std::int64_t lo = 0, hi = 0;
+};
+// Block q of g words over p ranks; the first g % p blocks one word larger.
+Range block(std::int64_t g, int p, int q) {
+  const std::int64_t base = g / p, rem = g % p;
+  const std::int64_t lo = q * base + std::min<std::int64_t>(q, rem);
+  return {lo, lo + base + (q < rem ? 1 : 0)};
+}
+
+std::uint64_t advance(std::uint64_t w, std::int64_t g, std::int64_t it) {
+  return w * kMul + static_cast<std::uint64_t>(it + 1) * static_cast<std::uint64_t>(g + 1);
+}
+
+class ResizeApp : public fx::ResilientApp {
+ public:
+  void setup(fx::Context& ctx) override {
+    CLI::App cli("data_store_resize_app");
+    cli.add_option("--iters", iters_);
+    cli.add_option("--words", words_);
+    cli.add_option("--expect-level", expect_level_);
+    cli.add_option("--expect-size", expect_size_);
+    cli.add_option("--expect-resume", expect_resume_);
+    bool clean = false;
+    cli.add_flag("--clean-dir", clean);
+    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
+    cli.parse(args);
+    if (clean && ctx.rank() == 0 && ctx.role() == fx::Role::initial && ctx.recoveries() == 0) {
+      std::filesystem::remove_all(ctx.fx_config().checkpoint.hdf5.directory);
+    }
+    mine_ = block(words_, ctx.size(), ctx.rank());
+    w_.assign(static_cast<std::size_t>(mine_.hi - mine_.lo), 0);
+    ctx.store().add("words", w_);
+    ctx.store().add_scalar("acc", acc_);
+    ctx.store().add_scalar("next", next_);
+  }
+
+  void initialize(fx::Context&) override {
+    for (std::size_t i = 0; i < w_.size(); ++i) w_[i] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(mine_.lo + static_cast<std::int64_t>(i));
+    acc_ = 0;
+    next_ = 0;
+  }
+
+  std::int64_t resize(fx::Context& ctx) override {
+    ctx.store().clear();
+    setup(ctx);
+    int old_size = 0;
+    std::vector<std::uint64_t> accs;
+    const auto v = ctx.store().restore_resized(
+        [&](const fx::PriorVersion& pv) {
+          old_size = pv.size;
+          std::vector<int> need;
+          for (int q = 0; q < pv.size; ++q) {
+            const Range r = block(words_, pv.size, q);
+            if (r.lo < mine_.hi && mine_.lo < r.hi) need.push_back(q);
+          }
+          return need;
+        },
+        [&](const fx::PriorPiece& piece) {
+          const Range r = block(words_, old_size, piece.rank());
+          std::size_t n = 0;
+          const std::uint64_t* src = piece.data<std::uint64_t>("words", &n);
+          if (static_cast<std::int64_t>(n) != r.hi - r.lo) FX_THROW(fx::Error, "old block has the wrong size");
+          for (std::int64_t g = std::max(r.lo, mine_.lo); g < std::min(r.hi, mine_.hi); ++g) {
+            w_[static_cast<std::size_t>(g - mine_.lo)] = src[g - r.lo];
+          }
+          accs.push_back(piece.scalar<std::uint64_t>("acc"));
+          next_ = piece.scalar<std::int64_t>("next");
+        });
+    if (!v) {
+      initialize(ctx);
+      return 0;
+    }
+    if (std::adjacent_find(accs.begin(), accs.end(), std::not_equal_to<>()) != accs.end()) {
+      FX_THROW(fx::Error, "old ranks disagree on the accumulator");
+    }
+    acc_ = accs.front();
+    resumed_at_ = v->iteration;
+    if (next_ != v->iteration) {
+      FX_THROW(fx::Error, fmt::format("restored state is at iteration {}, the version at {}", next_, v->iteration));
+    }
+    return v->iteration;
+  }
+
+  bool step(fx::Context& ctx, std::int64_t it) override {
+    if (it != next_) FX_THROW(fx::Error, fmt::format("runtime iteration {}, state at {}", it, next_));
+    std::uint64_t local = 0;
+    for (std::size_t i = 0; i < w_.size(); ++i) {
+      w_[i] = advance(w_[i], mine_.lo + static_cast<std::int64_t>(i), it);
+      local += w_[i] >> 7;
+    }
+    acc_ = acc_ * 31 + ctx.comm().allreduce(local, MPI_SUM);
+    next_ = it + 1;
+    return next_ >= iters_;
+  }
+
+  void finish(fx::Context& ctx) override {
+    std::vector<std::uint64_t> w(static_cast<std::size_t>(words_));
+    for (std::int64_t g = 0; g < words_; ++g) w[static_cast<std::size_t>(g)] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(g);
+    std::uint64_t acc = 0;
+    for (std::int64_t it = 0; it < iters_; ++it) {
+      std::uint64_t sum = 0;
+      for (std::int64_t g = 0; g < words_; ++g) {
+        auto& x = w[static_cast<std::size_t>(g)];
+        x = advance(x, g, it);
+        sum += x >> 7;
+      }
+      acc = acc * 31 + sum;
+    }
+    std::string problems;
+    if (!std::equal(w_.begin(), w_.end(), w.begin() + mine_.lo)) problems += " words differ;";
+    if (acc_ != acc) problems += fmt::format(" acc {} != {};", acc_, acc);
+    const auto& st = ctx.store().last_restore_stats();
+    if (!expect_level_.empty() && st.level != expect_level_) {
+      problems += fmt::format(" last restore from {} (expected {});", st.level, expect_level_);
+    }
+    if (expect_size_ > 0 && ctx.size() != expect_size_) {
+      problems += fmt::format(" {} ranks at the end (expected {});", ctx.size(), expect_size_);
+    }
+    if (expect_resume_ >= 0 && resumed_at_ != expect_resume_) {
+      problems += fmt::format(" resumed at {} (expected {});", resumed_at_, expect_resume_);
+    }
+    const int bad = ctx.comm().allreduce(problems.empty() ? 0 : 1, MPI_SUM);
+    if (!problems.empty()) FX_THROW(fx::Error, fmt::format("rank {}:{}", ctx.rank(), problems));
+    if (bad) FX_THROW(fx::Error, fmt::format("{} rank(s) do not match the failure-free run", bad));
+    if (ctx.rank() == 0) {
+      std::printf("data_store_resize_app: %d ranks (checkpoint of %d), resumed at %lld from %s: every word matches "
+                  "the failure-free run bit for bit\n",
+                  ctx.size(), st.old_size, static_cast<long long>(resumed_at_), st.level.c_str());
+    }
+  }
+
+ private:
+  std::int64_t iters_ = 30;
+  std::int64_t words_ = 100003;
+  std::string expect_level_;
+  int expect_size_ = 0;
+  std::int64_t expect_resume_ = -1;
+  Range mine_;
+  std::vector<std::uint64_t> w_;
+  std::uint64_t acc_ = 0;
+  std::int64_t next_ = 0;
+  std::int64_t resumed_at_ = -1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return fx::run<ResizeApp>(argc, argv); }
