@@ -1,0 +1,80 @@
+#include <gtest/gtest.h>
+
+#include "resize_plan.hpp"
+
+namespace {
+
+using fx::detail::SlotSummary;
+
+SlotSummary slot(std::int64_t it, int size, int own, int held) {
+  SlotSummary s;
+  s.iteration = it;
+  s.sequence = it / 5;
+  s.size = size;
+  s.own_rank = own;
+  s.held_rank = held;
+  s.own_bytes = own >= 0 ? 1000 + static_cast<std::uint64_t>(own) : 0;
+  s.held_bytes = held >= 0 ? 2000 + static_cast<std::uint64_t>(held) : 0;
+  return s;
+}
+
+// The survivors of an old ring of `old` ranks (buddy distance 1: rank r
+// holds r-1's copy), renumbered in order, with the given versions.
+std::vector<std::vector<SlotSummary>> survivors(int old, const std::vector<int>& alive,
+                                                const std::vector<std::int64_t>& its) {
+  std::vector<std::vector<SlotSummary>> inv;
+  for (const int r : alive) {
+    inv.emplace_back();
+    for (const auto it : its) inv.back().push_back(slot(it, old, r, (r + old - 1) % old));
+  }
+  return inv;
+}
+
+TEST(PriorPlan, OwnCopiesFirstThenBuddies) {
+  // Old rank 1 died; rank 2 holds its copy.
+  const auto plan = fx::detail::plan_prior(survivors(4, {0, 2, 3}, {5, 10}));
+  EXPECT_EQ(plan.old_size, 4);
+  EXPECT_EQ(plan.iteration, 10);
+  EXPECT_EQ(plan.sequence, 2);
+  ASSERT_EQ(plan.sources.size(), 4u);
+  EXPECT_EQ(plan.sources[0].holder, 0);
+  EXPECT_TRUE(plan.sources[0].own);
+  EXPECT_EQ(plan.sources[1].holder, 1);  // new rank 1 = old rank 2, holding old 1's copy
+  EXPECT_FALSE(plan.sources[1].own);
+  EXPECT_EQ(plan.sources[1].bytes, 2001u);
+  EXPECT_EQ(plan.sources[2].holder, 1);
+  EXPECT_TRUE(plan.sources[2].own);
+  EXPECT_EQ(plan.sources[3].holder, 2);
+  EXPECT_TRUE(plan.lost.empty());
+}
+
+TEST(PriorPlan, NewestCompleteVersionWins) {
+  // Iteration 15 was being committed when the failure hit: only rank 0 has
+  // its own image of it.
+  auto inv = survivors(4, {0, 2, 3}, {5, 10});
+  inv[0].push_back(slot(15, 4, 0, -1));
+  const auto plan = fx::detail::plan_prior(inv);
+  EXPECT_EQ(plan.iteration, 10);
+  ASSERT_EQ(plan.lost.size(), 1u);
+  EXPECT_EQ(plan.lost[0].first, 15);
+  EXPECT_EQ(plan.lost[0].second, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(PriorPlan, RankAndBuddyLostNamesThem) {
+  // Old ranks 1 and 2 died: 1's copy was on 2.
+  const auto plan = fx::detail::plan_prior(survivors(4, {0, 3}, {5, 10}));
+  EXPECT_EQ(plan.old_size, 4);
+  EXPECT_EQ(plan.iteration, -1);
+  ASSERT_EQ(plan.lost.size(), 2u);
+  EXPECT_EQ(plan.lost[0].first, 10);
+  EXPECT_EQ(plan.lost[0].second, (std::vector<int>{1}));
+  EXPECT_EQ(plan.lost[1].first, 5);
+}
+
+TEST(PriorPlan, NothingCommittedIsAFreshStart) {
+  const auto plan = fx::detail::plan_prior({{SlotSummary{}}, {SlotSummary{}}});
+  EXPECT_EQ(plan.old_size, 0);
+  EXPECT_EQ(plan.iteration, -1);
+}
+
+}  // namespace
