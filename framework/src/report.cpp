@@ -194,6 +194,7 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "outcome" << YAML::Value << t.outcome;
     out << YAML::Key << "attempts" << YAML::Value << t.attempts;
     out << YAML::Key << "errors" << YAML::Value << t.errors;
+    if (t.iteration >= 0) out << YAML::Key << "iteration" << YAML::Value << t.iteration;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

@@ -14,13 +14,24 @@
 //   ending with the iteration count and solution norm of the failure-free
 //   run and of the plain baseline (minife_baseline.cpp; same code in
 //   minife.hpp). Parameters: flags (--help) or the YAML app: section
-//   (nx, ny, nz, max_iterations, tolerance, progress_every); flags win.
+//   (nx, ny, nz, max_iterations, tolerance, progress_every, abft); flags win.
+//
+//   With abft (--abft true), every CG iteration is a TryBlock that first
+//   checks the CG state against checksums taken when the previous iteration
+//   committed; a corrupted x, r, p or scalar (a soft error, e.g. fx's
+//   bitflip injection) makes the block abort, and the policy's soft retry
+//   re-runs the iteration from the state saved at admission:
+//   FX_INJECT='target=1,iteration=30,phase=halo,action=bitflip,member=p' ./fx run -n 4 -s 1
+//     build/miniapps/minife/minife --abft true
 #include "minife.hpp"
 
 #include <miniapps/fx_support.hpp>
 
 #include <fx/fx.hpp>
 
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 
 namespace {
@@ -29,6 +40,32 @@ using miniapps::minife::Params;
 using Cg = miniapps::minife::Cg<fx::Comm>;
 constexpr const char* kName = "minife";
 constexpr const char* kDescription = "miniFE-like FE heat conduction + CG, resilient with fx";
+
+// The bit patterns of v's entries summed as integers: any single flipped
+// bit changes the sum (by +-2^k, never 0 mod 2^64), whatever the values,
+// and integer sums do not depend on the order, so a recomputation on the
+// same data is bitwise the same (no false alarm, no tolerance to pick).
+template <class V>
+std::uint64_t bit_sum(const V& v) {
+  std::uint64_t sum = 0;
+  Kokkos::parallel_reduce(
+      "minife::abft_sum", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t i, std::uint64_t& acc) {
+        std::uint64_t u = 0;
+        std::memcpy(&u, &v(i), sizeof u);
+        acc += u;
+      },
+      sum);
+  return sum;
+}
+
+template <class T>
+std::uint64_t bits_of(const T& value) {
+  static_assert(sizeof(T) == sizeof(std::uint64_t));
+  std::uint64_t u = 0;
+  std::memcpy(&u, &value, sizeof u);
+  return u;
+}
 
 class MinifeApp : public fx::ResilientApp {
  public:
@@ -40,9 +77,19 @@ class MinifeApp : public fx::ResilientApp {
     miniapps::ParamSet set = p.declare();
     miniapps::resolve_params(set, ctx, kName, kDescription);
     p.check(set, ctx.size());
-    cg_ = std::make_unique<Cg>(p, ctx.rank(), ctx.size(),
-                               [](const std::string& line) { fx::log::info("{}", line); });
-    cg_->on_halo([&ctx] { ctx.fault_point(fx::Phase::halo); });
+    abft_ = p.abft;
+    // Inside a block the progress line waits for the commit: an aborted
+    // attempt's residual is not the run's.
+    cg_ = std::make_unique<Cg>(p, ctx.rank(), ctx.size(), [this](const std::string& line) {
+      if (scope_ != nullptr) progress_ = line;
+      else fx::log::info("{}", line);
+    });
+    // The check runs after the halo fault point, i.e. after admission, so a
+    // flip injected there is caught with a clean copy saved to retry from.
+    cg_->on_halo([this, &ctx] {
+      ctx.fault_point(fx::Phase::halo);
+      if (scope_ != nullptr) check_state(*scope_, cg_->iteration());
+    });
     auto& store = ctx.store();
     store.add("x", cg_->x());
     store.add("r", cg_->r());
@@ -51,21 +98,68 @@ class MinifeApp : public fx::ResilientApp {
     store.add_scalar("norm_b", cg_->norm_b());
     store.add_scalar("iteration", cg_->iteration());
     store.add_scalar("solve_start", cg_->solve_start());
+    // Checkpointed and saved at admission with the state they describe.
+    if (abft_) store.add("abft_sums", sums_.data(), sums_.size());
   }
 
-  void initialize(fx::Context& ctx) override { cg_->initialize(ctx.comm()); }
+  void initialize(fx::Context& ctx) override {
+    cg_->initialize(ctx.comm());
+    if (abft_) sums_ = state_sums();
+  }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
     if (it != cg_->iteration())
       FX_THROW(fx::Error, "minife: runtime iteration " + std::to_string(it) + " but restored state is at " +
                               std::to_string(cg_->iteration()));
-    return cg_->step(ctx.comm());
+    if (!abft_) return cg_->step(ctx.comm());
+    bool done = false;
+    progress_.clear();
+    ctx.try_block("cg_iteration", [&](fx::TryScope& t) {
+      scope_ = &t;  // the halo hook checks only inside this body
+      struct Unbind {
+        fx::TryScope*& slot;
+        ~Unbind() { slot = nullptr; }
+      } unbind{scope_};
+      // A rank that found corruption still runs the iteration: the others
+      // are in its collectives; the commit then aborts the block for all.
+      done = cg_->step(ctx.comm());
+      sums_ = state_sums();
+    });
+    if (!progress_.empty()) fx::log::info("{}", progress_);
+    return done;
   }
 
   void finish(fx::Context& ctx) override { miniapps::publish_results(ctx, cg_->results(ctx.comm())); }
 
  private:
+  using Sums = std::array<std::uint64_t, 4>;
+  static constexpr std::array<const char*, 4> kSummed = {"x", "r", "p", "the scalars rr, norm_b, iteration"};
+
+  Sums state_sums() {
+    return {bit_sum(cg_->x()), bit_sum(cg_->r()), bit_sum(cg_->p_owned()),
+            bits_of(cg_->rr()) + bits_of(cg_->norm_b()) + bits_of(cg_->iteration())};
+  }
+
+  // The state must be what the last committed iteration left (or what was
+  // restored with its sums); anything else is a soft error.
+  void check_state(fx::TryScope& t, std::int64_t iteration) {
+    const Sums now = state_sums();
+    for (std::size_t k = 0; k < now.size(); ++k) {
+      if (now[k] == sums_[k]) continue;
+      fx::log::warn("minife ABFT: state checksum of {} does not match on rank {} at iteration {} (attempt {}: {} "
+                    "instead of {}): asserting incorrect_result in TryBlock 'cg_iteration'",
+                    kSummed[k], t.rank(), iteration, t.attempt(), miniapps::hex64(now[k]),
+                    miniapps::hex64(sums_[k]));
+      t.raise_error(fx::TryError::incorrect_result);
+      return;
+    }
+  }
+
   std::unique_ptr<Cg> cg_;
+  bool abft_ = false;
+  Sums sums_{};                      // of the state the last committed iteration left
+  fx::TryScope* scope_ = nullptr;    // the running cg_iteration block, if any
+  std::string progress_;             // progress line held until the commit
 };
 
 }  // namespace

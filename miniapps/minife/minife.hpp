@@ -37,6 +37,7 @@ struct Params {
   std::int64_t max_iterations = 500;       // CG iterations at most
   std::int64_t progress_every = 20;        // progress line every k iterations (0: off)
   double tolerance = 1e-8;                 // stop at ||r|| / ||b|| <= tolerance
+  bool abft = false;                       // fx app: each iteration a checked TryBlock (minife.cpp)
 
   ParamSet declare() {
     ParamSet s("minife");
@@ -45,7 +46,10 @@ struct Params {
         .add("nz", nz, "elements in z (2 or more)", 2)
         .add("max_iterations", max_iterations, "CG iterations at most", 1)
         .add("progress_every", progress_every, "print progress every k iterations (0: never)", 0)
-        .add("tolerance", tolerance, "relative residual ||r||/||b|| to stop at", 0.0, true);
+        .add("tolerance", tolerance, "relative residual ||r||/||b|| to stop at", 0.0, true)
+        .add("abft", abft,
+             "fx app: run each CG iteration in a TryBlock that checks the CG state for corruption and retries "
+             "(the baseline ignores it)");
     return s;
   }
   void check(const ParamSet& set, int nranks) const {

@@ -52,6 +52,7 @@ struct TryBlockRecord {
   std::string outcome;         // committed | aborted
   int attempts = 1;
   std::string errors;          // "rank 2: incorrect_result; ..."
+  std::int64_t iteration = -1;  // the runtime's iteration the block ran in (-1: unknown)
 };
 
 // Where the run happened. set_config fills it in (hostname, MPI library,

@@ -4,6 +4,7 @@
 #include <fx/error.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
@@ -39,13 +40,25 @@ ParamSet& ParamSet::add(const std::string& key, double& value, const std::string
   return *this;
 }
 
+ParamSet& ParamSet::add(const std::string& key, bool& value, const std::string& help) {
+  Param p;
+  p.key = key;
+  p.help = help;
+  p.bvalue = &value;
+  params_.push_back(p);
+  return *this;
+}
+
 std::string ParamSet::Param::cli_name() const {
   std::string n = "--" + key;
   std::replace(n.begin(), n.end(), '_', '-');
   return n;
 }
 
-std::string ParamSet::Param::text() const { return ivalue ? std::to_string(*ivalue) : exact(*dvalue); }
+std::string ParamSet::Param::text() const {
+  if (bvalue) return *bvalue ? "true" : "false";
+  return ivalue ? std::to_string(*ivalue) : exact(*dvalue);
+}
 
 ParamSet::Param* ParamSet::find(const std::string& key) {
   for (auto& p : params_)
@@ -64,13 +77,20 @@ void ParamSet::add_cli_options(CLI::App& cli, CliValues& out) const {
     cli.add_option_function<std::string>(
            p.cli_name(), [&out, key](const std::string& v) { out[key] = v; },
            p.help + " (YAML app." + key + ", default " + def + ")")
-        ->type_name(p.ivalue ? "INT" : "REAL");
+        ->type_name(p.bvalue ? "BOOL" : p.ivalue ? "INT" : "REAL");
   }
 }
 
 void ParamSet::set_from_text(Param& p, const std::string& text, const std::string& position,
                              const std::string& name) {
-  if (p.ivalue) {
+  if (p.bvalue) {
+    // YAML 1.1's spellings, which is what a YAML user expects.
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (t == "true" || t == "yes" || t == "on" || t == "1") *p.bvalue = true;
+    else if (t == "false" || t == "no" || t == "off" || t == "0") *p.bvalue = false;
+    else FX_THROW(fx::ConfigError, position, name, app_ + " expects true or false, got '" + text + "'");
+  } else if (p.ivalue) {
     std::int64_t v = 0;
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, v);

@@ -30,6 +30,9 @@ class ParamSet {
   // min_open: value must be > min (else >= min).
   ParamSet& add(const std::string& key, double& value, const std::string& help, double min, bool min_open,
                 double max = std::numeric_limits<double>::max());
+  // A switch: true/false (also yes/no, on/off, 1/0) in YAML and on the
+  // command line (--key true).
+  ParamSet& add(const std::string& key, bool& value, const std::string& help);
 
   // One --key-with-dashes option per parameter, its text stored in `out`.
   void add_cli_options(CLI::App& cli, CliValues& out) const;
@@ -52,6 +55,7 @@ class ParamSet {
     std::string key, help;
     std::int64_t* ivalue = nullptr;
     double* dvalue = nullptr;
+    bool* bvalue = nullptr;
     std::int64_t imin = 0, imax = 0;
     double dmin = 0, dmax = 0;
     bool min_open = false;
