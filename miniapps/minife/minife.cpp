@@ -104,7 +104,7 @@ class MinifeApp : public fx::ResilientApp {
 
   void initialize(fx::Context& ctx) override {
     cg_->initialize(ctx.comm());
-    if (abft_) sums_ = state_sums();
+    if (abft_) take_sums(ctx);
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
@@ -112,6 +112,7 @@ class MinifeApp : public fx::ResilientApp {
       FX_THROW(fx::Error, "minife: runtime iteration " + std::to_string(it) + " but restored state is at " +
                               std::to_string(cg_->iteration()));
     if (!abft_) return cg_->step(ctx.comm());
+    if (sums_size_ != ctx.size()) take_sums(ctx);  // a new process, or a resize that re-distributed the state
     bool done = false;
     progress_.clear();
     ctx.try_block("cg_iteration", [&](fx::TryScope& t) {
@@ -123,7 +124,7 @@ class MinifeApp : public fx::ResilientApp {
       // A rank that found corruption still runs the iteration: the others
       // are in its collectives; the commit then aborts the block for all.
       done = cg_->step(ctx.comm());
-      sums_ = state_sums();
+      take_sums(ctx);
     });
     if (!progress_.empty()) fx::log::info("{}", progress_);
     return done;
@@ -138,6 +139,11 @@ class MinifeApp : public fx::ResilientApp {
   Sums state_sums() {
     return {bit_sum(cg_->x()), bit_sum(cg_->r()), bit_sum(cg_->p_owned()),
             bits_of(cg_->rr()) + bits_of(cg_->norm_b()) + bits_of(cg_->iteration())};
+  }
+
+  void take_sums(const fx::Context& ctx) {
+    sums_ = state_sums();
+    sums_size_ = ctx.size();
   }
 
   // The state must be what the last committed iteration left (or what was
@@ -158,6 +164,10 @@ class MinifeApp : public fx::ResilientApp {
   std::unique_ptr<Cg> cg_;
   bool abft_ = false;
   Sums sums_{};                      // of the state the last committed iteration left
+  // The job size sums_ were taken at (0: never, in this process). A resize
+  // re-distributes x, r, p by rows without them; a store restore brings
+  // them along.
+  int sums_size_ = 0;
   fx::TryScope* scope_ = nullptr;    // the running cg_iteration block, if any
   std::string progress_;             // progress line held until the commit
 };
