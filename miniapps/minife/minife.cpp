@@ -24,6 +24,7 @@
 //   FX_INJECT='target=1,iteration=30,phase=halo,action=bitflip,member=p' ./fx run -n 4 -s 1
 //     build/miniapps/minife/minife --abft true
 #include "minife.hpp"
+#include "resize.hpp"
 
 #include <miniapps/fx_support.hpp>
 
@@ -105,6 +106,18 @@ class MinifeApp : public fx::ResilientApp {
   void initialize(fx::Context& ctx) override {
     cg_->initialize(ctx.comm());
     if (abft_) take_sums(ctx);
+  }
+
+  // Spares ran out and the job goes on with fewer ranks: rows re-assembled
+  // for the new size, the CG state of the last checkpoint re-distributed by
+  // node (resize.hpp). Dot products now have other partial sums, so the
+  // iterates agree with the failure-free run to rounding.
+  std::int64_t resize(fx::Context& ctx) override {
+    ctx.store().clear();
+    setup(ctx);
+    if (const auto it = miniapps::minife::restore_resized(ctx, *cg_)) return *it;
+    initialize(ctx);
+    return 0;
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
