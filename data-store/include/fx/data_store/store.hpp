@@ -40,7 +40,8 @@ class DataStore {
   DataStore& operator=(const DataStore&) = delete;
 
   // The logical app communicator; set again by the runtime after each
-  // repair. Not collective. Versions taken at another size are dropped.
+  // repair. Not collective. Versions taken at another size (a shrink) move
+  // aside for restore_resized() until the next commit().
   void set_comm(Comm comm);
   const CheckpointConfig& options() const { return options_; }
 
