@@ -15,8 +15,8 @@
 #include <map>
 
 #include "hdf5_file.hpp"
-#include "resize_plan.hpp"
 #include "store_impl.hpp"
+#include "xor.hpp"
 
 namespace fx {
 namespace detail {
@@ -26,7 +26,7 @@ struct PriorImage {
   const std::byte* bytes = nullptr;  // the whole image
 };
 
-PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories) {
+PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, int parity_group_size) {
   PriorPlan plan;
   // The old size is that of the newest version anyone holds (all prior
   // versions of the survivors come from the same communicator).
@@ -64,6 +64,35 @@ PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories) {
           d.bytes = pass == 0 ? s.own_bytes : s.held_bytes;
           plan.sequence = std::max(plan.sequence, s.sequence);
         }
+      }
+    }
+    if (parity_group_size > 0) {
+      // Own images with a complete parity block, by old rank.
+      std::vector<const SlotSummary*> coded(m, nullptr);
+      for (const auto& inv : inventories) {
+        for (const auto& s : inv) {
+          if (s.iteration == it && s.size == plan.old_size && s.parity && s.own_rank >= 0 &&
+              s.own_rank < plan.old_size) {
+            coded[static_cast<std::size_t>(s.own_rank)] = &s;
+          }
+        }
+      }
+      for (int q = 0; q < plan.old_size; ++q) {
+        if (src[static_cast<std::size_t>(q)].holder >= 0) continue;
+        const ParityGroup g = parity_group(q, plan.old_size, parity_group_size);
+        const SlotSummary* first = nullptr;
+        bool whole = g.count > 1;
+        for (int i = g.first; i < g.first + g.count && whole; ++i) {
+          if (i == q) continue;
+          const SlotSummary* c = coded[static_cast<std::size_t>(i)];
+          whole = c && src[static_cast<std::size_t>(i)].own && (!first || c->stripe == first->stripe);
+          if (whole && !first) first = c;
+        }
+        if (!whole) continue;
+        auto& d = src[static_cast<std::size_t>(q)];
+        d.holder = src[static_cast<std::size_t>(q == g.first ? g.first + 1 : g.first)].holder;
+        d.parity = true;
+        d.bytes = first->stripe;
       }
     }
     std::vector<int> missing;
@@ -138,7 +167,76 @@ const std::byte* held_image(const std::vector<std::unique_ptr<detail::Slot>>& pr
   return nullptr;
 }
 
+// The prior slot of `iteration` whose own image is old rank q's, or null.
+const detail::Slot* own_slot(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration,
+                             int q) {
+  for (const auto& s : prior) {
+    if (s->iteration == iteration && s->own_ok && s->own_info.rank == q) return s.get();
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+// Old rank q's image, lost alone in its parity group, rebuilt on the rank
+// the plan chose (`out`, the group's stripe long) from the other members'
+// images and parity blocks, which their holders send it whole. The ring of
+// protect_parity() leaves P_j = XOR over d = 1..m-1 of chunk d-1 of member
+// j-d's image, so chunk k of q's image is P_{q+k+1} XOR the other terms.
+void DataStore::Impl::rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out) {
+  const auto& src = plan.sources;
+  const detail::ParityGroup g = detail::parity_group(q, plan.old_size, options.memory.parity_group);
+  const int m = g.count;
+  const std::uint64_t stripe = src[static_cast<std::size_t>(q)].bytes;
+  const std::uint64_t c = stripe / static_cast<std::uint64_t>(m - 1);
+  const int me = rank();
+  const int builder = src[static_cast<std::size_t>(q)].holder;
+  std::vector<const std::byte*> image(static_cast<std::size_t>(m)), block(static_cast<std::size_t>(m));
+  std::vector<detail::Buffer> got;
+  got.reserve(2 * static_cast<std::size_t>(m));
+  detail::Transfer t(comm, orphans);
+  for (int i = g.first; i < g.first + m; ++i) {
+    if (i == q) continue;
+    const int holder = src[static_cast<std::size_t>(i)].holder;
+    const detail::Slot* s = holder == me ? own_slot(prior, plan.iteration, i) : nullptr;
+    if (holder == me && !s) {
+      FX_THROW(CheckpointError, fmt::format("old rank {}'s parity data of iteration {} is not in this rank's memory "
+                                            "any more",
+                                            i, plan.iteration));
+    }
+    const auto k = static_cast<std::size_t>(i - g.first);
+    if (me == builder) {
+      if (s) {
+        image[k] = s->own.data();
+        block[k] = s->held.data();
+      } else {
+        got.emplace_back(stripe);
+        t.recv(got.back().data(), stripe, holder, detail::kTagPrior);
+        image[k] = got.back().data();
+        got.emplace_back(c);
+        t.recv(got.back().data(), c, holder, detail::kTagPrior);
+        block[k] = got.back().data();
+      }
+    } else if (s) {
+      t.send(s->own.data(), stripe, builder, detail::kTagPrior);
+      t.send(s->held.data(), c, builder, detail::kTagPrior);
+    }
+  }
+  t.wait();
+  if (me != builder) return;
+  out.reset(stripe);
+  const int lost = q - g.first;
+  for (int k = 0; k < m - 1; ++k) {
+    const int j = (lost + k + 1) % m;
+    std::byte* chunk = out.data() + static_cast<std::uint64_t>(k) * c;
+    std::memcpy(chunk, block[static_cast<std::size_t>(j)], c);
+    for (int d = 1; d < m; ++d) {
+      const int i = (j - d + m) % m;
+      if (i == lost) continue;
+      detail::xor_into(chunk, image[static_cast<std::size_t>(i)] + static_cast<std::uint64_t>(d - 1) * c, c);
+    }
+  }
+}
 
 std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, const PriorUse& use) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: restore_resized() before set_comm()");
@@ -159,7 +257,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   FX_CHECK_MPI(comm_, MPI_Allgather(mine.data(), block, MPI_BYTE, all.data(), block, MPI_BYTE, comm_.raw()));
   std::vector<std::vector<detail::SlotSummary>> inv(static_cast<std::size_t>(n));
   for (std::size_t p = 0; p < inv.size(); ++p) inv[p].assign(all.begin() + p * k, all.begin() + (p + 1) * k);
-  const detail::PriorPlan plan = detail::plan_prior(inv);
+  const detail::PriorPlan plan = detail::plan_prior(inv, im.parity() ? options_.memory.parity_group : 0);
   if (plan.old_size == 0) {
     if (r == 0) log::info("restore after the shrink: no version was ever committed; starting from scratch");
     return std::nullopt;
@@ -254,7 +352,15 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   std::uint64_t moved = 0;
   int ok = 1;
   std::string error;
+  std::map<int, detail::Buffer> rebuilt;  // parity: images this rank rebuilt for the others
   if (v.level == "memory") {
+    for (int q = 0; q < m; ++q) {
+      if (plan.sources[static_cast<std::size_t>(q)].parity) im.rebuild_prior(plan, q, rebuilt[q]);
+    }
+    auto image_of = [&](int q) -> const std::byte* {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      return src.parity ? rebuilt[q].data() : held_image(im.prior, v.iteration, q, src.own);
+    };
     detail::Transfer t(comm_, im.orphans);
     // Receives first; holders send in ascending old rank order, matched in
     // that order (one tag, one sender per piece).
@@ -262,7 +368,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
       const auto& src = plan.sources[static_cast<std::size_t>(q)];
       if (!want[static_cast<std::size_t>(q)]) continue;
       if (src.holder == r) {
-        at[q] = held_image(im.prior, v.iteration, q, src.own);
+        at[q] = image_of(q);
       } else {
         auto& buf = received[q];
         buf.reset(src.bytes);
@@ -274,7 +380,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     for (int q = 0; q < m; ++q) {
       const auto& src = plan.sources[static_cast<std::size_t>(q)];
       if (src.holder != r) continue;
-      const std::byte* image = held_image(im.prior, v.iteration, q, src.own);
+      const std::byte* image = image_of(q);
       for (int p = 0; p < n; ++p) {
         if (p != r && wants_piece(p, q)) t.send(image, src.bytes, p, detail::kTagPrior);
       }

@@ -13,7 +13,8 @@ namespace fx::detail {
 struct PriorSource {
   int holder = -1;          // new rank holding the image (-1: nowhere in memory)
   bool own = false;         // its own copy (else the buddy copy it holds)
-  std::uint64_t bytes = 0;  // image size
+  bool parity = false;      // rebuilt by `holder` from its old parity group
+  std::uint64_t bytes = 0;  // image size (parity: the group's stripe)
 };
 
 struct PriorPlan {
@@ -27,6 +28,9 @@ struct PriorPlan {
 };
 
 // inventories[p]: new rank p's versions of the old size, any order.
-PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories);
+// parity_group > 0 (scheme: parity): an image lost alone in its old group
+// is rebuilt from the group's other images and parity blocks by the new
+// rank holding the lowest of them.
+PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, int parity_group = 0);
 
 }  // namespace fx::detail

@@ -13,6 +13,7 @@
 #include "image.hpp"
 #include "manifest.hpp"
 #include "plan.hpp"
+#include "resize_plan.hpp"
 
 namespace fx::detail {
 
@@ -149,6 +150,9 @@ struct DataStore::Impl {
   enum class Side { receive, send };
   void start_protect(const detail::RestorePlan& plan, Side side);
   void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);
+  // restore_resized (resize.cpp): old rank q's image from its old parity
+  // group, into `out` on the rank the plan chose. Collective over the group.
+  void rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out);
 
   // HDF5 level (disk.cpp)
   bool hdf5_due(std::int64_t sequence) const;

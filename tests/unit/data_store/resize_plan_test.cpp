@@ -71,6 +71,36 @@ TEST(PriorPlan, RankAndBuddyLostNamesThem) {
   EXPECT_EQ(plan.lost[1].first, 5);
 }
 
+// Parity groups of `group` over `old` ranks: own images and parity blocks.
+std::vector<std::vector<SlotSummary>> parity_survivors(int old, const std::vector<int>& alive) {
+  std::vector<std::vector<SlotSummary>> inv;
+  for (const int r : alive) {
+    SlotSummary s = slot(10, old, r, -1);
+    s.parity = 1;
+    s.stripe = 3072;
+    inv.push_back({s});
+  }
+  return inv;
+}
+
+TEST(PriorPlan, ParityRebuildsOneLossPerGroup) {
+  const auto plan = fx::detail::plan_prior(parity_survivors(6, {0, 2, 3, 5}), 3);
+  EXPECT_EQ(plan.iteration, 10);
+  ASSERT_EQ(plan.sources.size(), 6u);
+  EXPECT_TRUE(plan.sources[1].parity);
+  EXPECT_EQ(plan.sources[1].holder, 0);  // the group's lowest survivor
+  EXPECT_EQ(plan.sources[1].bytes, 3072u);
+  EXPECT_TRUE(plan.sources[4].parity);
+  EXPECT_EQ(plan.sources[4].holder, 2);  // new rank 2 = old rank 3
+  EXPECT_FALSE(plan.sources[0].parity);
+  // Two losses in one group: not rebuildable; without parity: nothing.
+  const auto two = fx::detail::plan_prior(parity_survivors(6, {0, 3, 4, 5}), 3);
+  EXPECT_EQ(two.iteration, -1);
+  ASSERT_EQ(two.lost.size(), 1u);
+  EXPECT_EQ(two.lost[0].second, (std::vector<int>{1, 2}));
+  EXPECT_EQ(fx::detail::plan_prior(parity_survivors(6, {0, 2, 3, 5}), 0).iteration, -1);
+}
+
 TEST(PriorPlan, NothingCommittedIsAFreshStart) {
   const auto plan = fx::detail::plan_prior({{SlotSummary{}}, {SlotSummary{}}});
   EXPECT_EQ(plan.old_size, 0);
