@@ -198,10 +198,30 @@ void Runtime::check_world_watch() {
 
 bool Runtime::idle_as_spare() {
   injector_.at(Phase::spare_idle, -1, -1, active_size_, nullptr);
-  const int rc = idle_wait(watch_, idle_mode_, config_.spares.poll_interval_ms);
-  if (rc == MPI_SUCCESS && watch_.message() == kReleaseMessage) return true;
-  on_failure(world_, rc, "spare wait");
-  throw ProcessFailure(fmt::format("spare woken: {}", ulfm::error_name(rc)), {}, __FILE__, __LINE__);
+  while (true) {
+    const int rc = idle_wait(watch_, idle_mode_, config_.spares.poll_interval_ms);
+    if (rc == MPI_SUCCESS && watch_.message() == kReleaseMessage) return true;
+    // A death (not a revoke) is left to the active ranks while any is alive:
+    // they see it too and revoke the world, or they have finished and their
+    // release may still be behind the failure notice. A spare starting the
+    // repair here would race that release (and abort a finished job).
+    if (ulfm::is_proc_failed(rc) && active_rank_alive()) {
+      watch_.post(world_);
+      continue;
+    }
+    on_failure(world_, rc, "spare wait");
+    throw ProcessFailure(fmt::format("spare woken: {}", ulfm::error_name(rc)), {}, __FILE__, __LINE__);
+  }
+}
+
+bool Runtime::active_rank_alive() {
+  std::vector<int> failed;
+  if (ulfm::ack_failed(world_, failed) != MPI_SUCCESS) return false;
+  for (std::size_t r = 0; r < members_.size(); ++r) {
+    if (members_[r].logical >= 0 && std::find(failed.begin(), failed.end(), static_cast<int>(r)) == failed.end())
+      return true;
+  }
+  return false;
 }
 
 void Runtime::fault_point(Phase phase) {
@@ -484,12 +504,14 @@ void Runtime::recover() {
 
 int Runtime::finish_job() {
   const ExitCode code = recoveries_ > 0 ? ExitCode::survived : ExitCode::ok;
+  // Every active rank releases the spares: they wait for a release while
+  // any active rank lives, so one that dies right here cannot strand them.
+  std::vector<int> spares;
+  for (std::size_t r = 0; r < members_.size(); ++r) {
+    if (members_[r].logical < 0) spares.push_back(static_cast<int>(r));
+  }
+  release_spares(world_, spares);
   if (logical_ == 0) {
-    std::vector<int> spares;
-    for (std::size_t r = 0; r < members_.size(); ++r) {
-      if (members_[r].logical < 0) spares.push_back(static_cast<int>(r));
-    }
-    release_spares(world_, spares);
     report_.set_phase_time("total", since_start());
     conclude(code, recoveries_ > 0 ? fmt::format("finished after surviving {} failure(s)", failed_.size())
                                    : std::string("finished"));
