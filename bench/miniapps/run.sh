@@ -11,15 +11,22 @@
 #              wall time beyond recomputing the lost iterations, for the
 #              stencil with 64 MiB of state per rank, and for minife
 #
-#   bench/miniapps/run.sh [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]
+#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]
 #
-# Writes bench/results/miniapps.yaml (or OUT.yaml). FX_BUILD_DIR picks the build.
+# `./fx bench miniapps` runs it (bench/miniapps/benchmarks.txt) with the
+# build directory and bench/results/miniapps.yaml. Otherwise it writes
+# bench/results/miniapps.yaml (or OUT.yaml) and FX_BUILD_DIR picks the build.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/scripts/env.sh"
 launch=$root/scripts/launch.sh
 reps=5
 out=$root/bench/results/miniapps.yaml
+if [ $# -ge 2 ] && [ -d "$1" ] && [[ "$2" != -* ]]; then
+  FX_BUILD_DIR=$(cd "$1" && pwd)
+  out=$2
+  shift 2
+fi
 while getopts "r:o:" opt; do
   case $opt in
     r) reps=$OPTARG ;;
@@ -104,13 +111,13 @@ if [[ " $parts " == *" recovery "* ]]; then
   big=(--nx 320 --ny 320 --nz 320 --iterations 30 --residual-every 10 --progress-every 0)
   fxset=(--fx-set checkpoint.memory.every=10)
   echo "recovery: stencil 4+2 ranks, 64 MiB per rank, checkpoint every 10, kill of rank 2 at iteration 25"
-  for ((i = 0; i < (reps + 1) / 2; ++i)); do
+  for ((i = 0; i < reps; ++i)); do
     run stencil_recovery_ref 4 2 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" "${fxset[@]}"
     run stencil_recovery_kill 4 2 FX_INJECT=2@25 -- "$bin/stencil/stencil" "${big[@]}" "${fxset[@]}"
   done
   mf=(--nx 48 --ny 48 --nz 48 --tolerance 1e-10 --progress-every 0 --fx-set checkpoint.memory.every=10)
   echo "recovery: minife 4+2 ranks, checkpoint every 10, kill of rank 2 at iteration 45"
-  for ((i = 0; i < (reps + 1) / 2; ++i)); do
+  for ((i = 0; i < reps; ++i)); do
     run minife_recovery_ref 4 2 FX_BENCH=1 -- "$bin/minife/minife" "${mf[@]}"
     run minife_recovery_kill 4 2 FX_INJECT=2@45 -- "$bin/minife/minife" "${mf[@]}"
   done

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -12,6 +13,13 @@ namespace {
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t kHuge = std::size_t{2} << 20;
 }  // namespace
+
+void advise_huge_pages(void* p, std::size_t n) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t first = (begin + kHuge - 1) / kHuge * kHuge;
+  const std::uintptr_t last = (begin + n) / kHuge * kHuge;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
 
 void Buffer::Free::operator()(std::byte* p) const { std::free(p); }
 
@@ -25,7 +33,7 @@ void Buffer::reset(std::size_t n) {
     capacity_ = 0;
     void* p = std::aligned_alloc(align, cap);
     if (!p) throw std::bad_alloc();
-    if (align == kHuge) madvise(p, cap, MADV_HUGEPAGE);
+    if (align == kHuge) advise_huge_pages(p, cap);
     data_.reset(static_cast<std::byte*>(p));
     capacity_ = cap;
   }

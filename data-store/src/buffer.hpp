@@ -32,4 +32,8 @@ class Buffer {
   std::size_t capacity_ = 0;
 };
 
+// Ask for transparent huge pages on the 2 MiB-aligned part of [p, p + n)
+// (only pages not yet touched are affected; a hint, errors ignored).
+void advise_huge_pages(void* p, std::size_t n);
+
 }  // namespace fx::detail

@@ -65,9 +65,13 @@ std::uint64_t layout_digest(const ImageInfo& info);
 // payload area of `image` (members without host memory).
 std::byte* receive_target(const ImageInfo& layout, std::size_t i, const std::vector<Member>& members,
                           std::byte* image);
-// After members were received in place: verify them against the sender's
-// table and load those that went to `image`.
-void finish_received(const ImageInfo& info, std::byte* image, const std::vector<Member>& members,
-                     const std::string& what);
+// After members were received in place (host members into application
+// memory, the others into `image`, a buffer of info.total_bytes): verify
+// them against the sender's table, make `image` this rank's complete own
+// copy (host members copied in while being hashed, the header from
+// `header`, info.payload_offset bytes) and load the members that went to
+// `image`.
+void finish_received(const ImageInfo& info, const std::byte* header, std::byte* image,
+                     const std::vector<Member>& members, const std::string& what);
 
 }  // namespace fx::detail

@@ -24,7 +24,6 @@ enum Tag : int {
   kTagImage,
   kTagPull,
   kTagProtect,
-  kTagOwn,
   kTagParity,
   kTagRebuild,
   kTagPrior,  // restore_resized: old images to the ranks that want them
