@@ -291,18 +291,26 @@ void DataStore::set_comm(Comm comm) {
   if (!comm_.valid()) return;
   // Versions taken at another size (shrink policy) cannot be restored in
   // place; they move aside for restore_resized() until the next commit,
-  // once no transfer touches their buffers any more.
+  // once no transfer touches their buffers any more. They replace what is
+  // aside only when they hold the committed (or restored) version: a commit
+  // cut short at an intermediate size (a second shrink right after a
+  // restore_resized) must not push out the versions still restorable.
   const int n = comm_.size();
+  const auto committed = impl_->committed;
   const bool stale = std::any_of(impl_->versions.begin(), impl_->versions.end(),
                                  [n](const auto& v) { return v->size != n; });
-  if (stale) {
-    impl_->settle_background();
-    impl_->prior.clear();
-  }
+  const bool newer = std::any_of(impl_->versions.begin(), impl_->versions.end(), [&](const auto& v) {
+    return v->size != n && committed && v->iteration == *committed;
+  });
+  if (stale) impl_->settle_background();
+  if (newer) impl_->prior.clear();
   for (std::size_t i = impl_->versions.size(); i-- > 0;) {
-    if (impl_->versions[i]->size != n) {
+    if (impl_->versions[i]->size == n) continue;
+    if (newer) {
       impl_->prior.insert(impl_->prior.begin(), std::move(impl_->versions[i]));
       impl_->versions.erase(impl_->versions.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      impl_->retire(i);
     }
   }
 }
