@@ -36,7 +36,7 @@ total=$((n + s))
 export FX_SPARES=$s
 status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
 export FX_STATUS_FILE=$status_file
-trap 'rm -f "$status_file"' EXIT
+trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.*' EXIT
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
@@ -74,40 +74,60 @@ if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
         --mca mpi_ft_detector_timeout "${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}")
 fi
 
-# Own process group, so a time-out takes every rank with it.
-setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
-  "${mca[@]}" "${xargs_[@]}" "$@" &
-pid=$!
-(
-  exec >/dev/null 2>&1   # never hold the caller's pipes open
-  sleep "$t" & sp=$!
-  trap 'kill $sp; exit 0' TERM
-  wait $sp
-  touch "$status_file.timeout"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
-) &
-watchdog=$!
-# PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
-# about 1 run in 10 at 8+2 after a kill, all ranks gone): once the verdict
-# is written and mpiexec has had no live child for FX_EXIT_GRACE seconds,
-# stop it and report the verdict.
-grace=${FX_EXIT_GRACE:-5}
-idle_since=""
-stuck=0
-while kill -0 "$pid" 2>/dev/null; do
-  if [ -s "$status_file" ] && ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; then
-    now_s=$(date +%s)
-    idle_since=${idle_since:-$now_s}
-    if [ $((now_s - idle_since)) -ge "$grace" ]; then
-      stuck=1
-      kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
-      break
+# launch ARGS: one mpiexec run, watched; sets rc and stuck.
+start_log=$status_file.stderr
+launch() {
+  # Own process group, so a time-out takes every rank with it.
+  setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
+    "${mca[@]}" "${xargs_[@]}" "$@" 2> >(tee "$start_log" >&2) &
+  pid=$!
+  (
+    exec >/dev/null 2>&1   # never hold the caller's pipes open
+    sleep "$t" & sp=$!
+    trap 'kill $sp; exit 0' TERM
+    wait $sp
+    touch "$status_file.timeout"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
+  ) &
+  watchdog=$!
+  # PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
+  # about 1 run in 10 at 8+2 after a kill, all ranks gone): once the verdict
+  # is written and mpiexec has had no live child for FX_EXIT_GRACE seconds,
+  # stop it and report the verdict.
+  grace=${FX_EXIT_GRACE:-5}
+  idle_since=""
+  stuck=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ -s "$status_file" ] && ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; then
+      now_s=$(date +%s)
+      idle_since=${idle_since:-$now_s}
+      if [ $((now_s - idle_since)) -ge "$grace" ]; then
+        stuck=1
+        kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
+        break
+      fi
+    else
+      idle_since=""
     fi
-  else
-    idle_since=""
+    sleep 0.2
+  done
+  wait "$pid"; rc=$?
+}
+
+# PMIx's listener thread sometimes fails to start when several launches
+# start at once ("The PMIx server's listener thread failed to start", no
+# rank started): that launch is retried, nothing else is.
+for attempt in 1 2 3; do
+  launch "$@"
+  if [ ! -s "$status_file" ] && [ ! -e "$status_file.timeout" ] && [ "$attempt" -lt 3 ] &&
+     { sleep 0.3; grep -q "listener thread failed to start" "$start_log" 2>/dev/null; }; then
+    kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
+    echo "fx run: mpiexec failed to start (PMIx listener thread); retrying (attempt $((attempt + 1)) of 3)" >&2
+    sleep 1
+    continue
   fi
-  sleep 0.2
+  break
 done
-wait "$pid"; rc=$?
+rm -f "$start_log"
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited; stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"
