@@ -230,38 +230,6 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
   }
 }
 
-std::uint64_t layout_digest(const ImageInfo& info) {
-  ImageInfo shape = info;
-  for (auto& m : shape.members) m.hash = 0;
-  const auto table = encode_table(shape);
-  return hash_bytes(table.data(), table.size()) ^ info.payload_offset ^ (info.total_bytes << 1);
-}
-
-std::byte* receive_target(const ImageInfo& layout, std::size_t i, const std::vector<Member>& members,
-                          std::byte* image) {
-  return members[i].host ? members[i].host() : image + layout.payload_offset + layout.members[i].offset;
-}
-
-void finish_received(const ImageInfo& info, const std::byte* header, std::byte* image,
-                     const std::vector<Member>& members, const std::string& what) {
-  check_compatible(info, members, what);
-  std::byte* payload = image + info.payload_offset;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const MemberRecord& r = info.members[i];
-    std::byte* own = payload + r.offset;
-    // Host members: copied into the own image while hashing (one pass);
-    // the others were received there.
-    const std::uint64_t h = members[i].host ? copy_and_hash(own, members[i].host(), r.bytes) : hash_bytes(own, r.bytes);
-    if (h != r.hash) FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
-    const std::uint64_t end = i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
-    std::memset(own + r.bytes, 0, end - r.offset - r.bytes);  // the padding pack_image writes
-  }
-  std::memcpy(image, header, info.payload_offset);
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (!members[i].host) members[i].load(payload + info.members[i].offset);
-  }
-}
-
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
                   const std::string& what) {
   check_compatible(info, members, what);

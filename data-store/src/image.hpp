@@ -58,20 +58,5 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
 // host members). Throws CheckpointError on a checksum mismatch.
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
                   const std::string& what);
-// What layout_image() gives depends only on names, types, layouts, extents
-// and sizes; two ranks whose digests match lay out images identically.
-std::uint64_t layout_digest(const ImageInfo& info);
-// Where a member's bytes are received in place: its host memory, or the
-// payload area of `image` (members without host memory).
-std::byte* receive_target(const ImageInfo& layout, std::size_t i, const std::vector<Member>& members,
-                          std::byte* image);
-// After members were received in place (host members into application
-// memory, the others into `image`, a buffer of info.total_bytes): verify
-// them against the sender's table, make `image` this rank's complete own
-// copy (host members copied in while being hashed, the header from
-// `header`, info.payload_offset bytes) and load the members that went to
-// `image`.
-void finish_received(const ImageInfo& info, const std::byte* header, std::byte* image,
-                     const std::vector<Member>& members, const std::string& what);
 
 }  // namespace fx::detail

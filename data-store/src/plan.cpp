@@ -61,7 +61,6 @@ bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance
     rp.holder = holder;
     rp.bytes = s->held_bytes;
     rp.header = s->held_header;
-    rp.direct = s->held_layout != 0 && s->held_layout == all[static_cast<std::size_t>(q)].layout;
     plan.sequence = s->sequence;
   }
   if (!ok || n < 2) return ok;

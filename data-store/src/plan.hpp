@@ -22,13 +22,11 @@ struct SlotSummary {
   std::uint64_t held_bytes = 0;  // held copy: total and header bytes
   std::uint64_t held_header = 0;
   std::uint64_t stripe = 0;      // parity: padded image bytes, common to the group
-  std::uint64_t held_layout = 0; // layout digest of the held copy (0: unknown)
 };
 static_assert(std::is_trivially_copyable_v<SlotSummary>);
 
 struct Inventory {
   std::int64_t sequence = 0;  // versions committed or restored so far (0: a fresh process)
-  std::uint64_t layout = 0;   // layout digest of the members this rank registered
   std::vector<SlotSummary> slots;
 };
 
@@ -39,8 +37,6 @@ struct RankPlan {
   int holder = -1;               // buddy: who sends this rank its image
   std::uint64_t bytes = 0;       // buddy: this rank's image size; parity: the stripe
   std::uint64_t header = 0;      // buddy: header bytes of that image
-  bool direct = false;           // buddy: the holder sends member by member, received in place
-                                 // (the held copy is laid out like this rank's members)
   int protect_to = -1;           // buddy: who must get a fresh copy of this rank's image
   int protect_from = -1;         // ... sent by this rank or by its holder
 };

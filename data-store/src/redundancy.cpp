@@ -101,15 +101,14 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   const int r = rank();
   const std::int64_t it = plan.iteration;
   const auto& me = plan.ranks[static_cast<std::size_t>(r)];
-  const bool direct = me.source == Source::buddy && me.direct;
   const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
                            : me.source == Source::buddy
                                ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
                                : fmt::format("image of iteration {} rebuilt from parity", it);
   if (me.source != Source::own) {
     // A recovered process's members are usually fresh, untouched
-    // allocations: huge pages make their first touch (by the receive or
-    // the unpack) several times cheaper than 4 KiB page faults.
+    // allocations: huge pages make their first touch (by the unpack)
+    // several times cheaper than 4 KiB page faults.
     for (const auto& m : members) {
       if (m.host) detail::advise_huge_pages(m.host(), m.bytes);
     }
@@ -131,14 +130,13 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
       ok = false;
     }
   };
-  detail::Buffer header;  // a direct pull's header
   if (parity()) {
     rebuild_parity(plan, mine);
   } else {
     // Post the pulls, load the own copy while the receivers copy (they pull
     // the bytes themselves on one node), then wait.
     Transfer t(comm, orphans);
-    pull_buddy(plan, t, mine, header);
+    pull_buddy(plan, t, mine);
     if (me.source == Source::own) {
       checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what); });
       if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
@@ -148,23 +146,14 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   if (me.source != Source::own || parity()) {
     checked([&] {
       if (me.source != Source::own) {
-        const detail::Buffer& h = direct ? header : mine->own;
-        mine->own_info = detail::read_header(h.data(), h.size(), what);
+        mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), what);
         if (mine->own_info.iteration != it || mine->own_info.rank != r) {
           FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
                                                 mine->own_info.iteration, mine->own_info.rank));
         }
         mine->sequence = mine->own_info.sequence;
       }
-      if (direct) {
-        if (mine->own_info.total_bytes != mine->own.size()) {
-          FX_THROW(CheckpointError, fmt::format("{}: {} bytes, laid out here as {}", what,
-                                                mine->own_info.total_bytes, mine->own.size()));
-        }
-        detail::finish_received(mine->own_info, header.data(), mine->own.data(), members, what);
-      } else {
-        detail::unpack_image(mine->own_info, mine->own.data(), members, what);
-      }
+      detail::unpack_image(mine->own_info, mine->own.data(), members, what);
       mine->own_ok = true;
     });
   }
@@ -181,14 +170,13 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   return all_ok;
 }
 
-// A recovered rank receives its image from the rank holding its copy; the
-// holders send. When the copy is laid out like the receiver's members
-// (plan: direct), the header comes first and every member straight into
-// application memory; verifying them then also copies them into the own
-// image (one pass). Otherwise the whole image in one message, into the
-// version slot, then unpacked.
-void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine,
-                                 detail::Buffer& header) {
+// A recovered rank receives its whole image from the rank holding its
+// copy, into its version slot (which makes it its own copy again), then
+// unpacks it. Not straight into application memory: that saves no work
+// once the own copy must be made too, and Open MPI's single-copy transfer
+// from a huge-page buffer into memory already on 4 KiB pages measured
+// 2-4 times slower here than into a huge-page buffer.
+void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
@@ -197,19 +185,8 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
     Slot& s = slot_for(it, n);
     s.sequence = plan.sequence;
     mine = &s;
-    if (me.direct) {
-      const detail::ImageInfo layout = detail::layout_image(members, it, plan.sequence, r, n);
-      header.reset(me.header);
-      s.own.reset(layout.total_bytes);  // becomes the own copy; members without host memory land here
-      t.recv(header.data(), me.header, me.holder, detail::kTagPull);
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        t.recv(detail::receive_target(layout, i, members, s.own.data()), layout.members[i].bytes, me.holder,
-               detail::kTagPull);
-      }
-    } else {
-      s.own.reset(me.bytes);
-      t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
-    }
+    s.own.reset(me.bytes);
+    t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
   }
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
@@ -219,21 +196,12 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
       FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}",
                                             q, it));
     }
-    if (!rp.direct) {
-      t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
-      continue;
-    }
-    const detail::ImageInfo info = detail::read_header(s->held.data(), s->held_header, "held copy");
-    t.send(s->held.data(), s->held_header, q, detail::kTagPull);
-    for (const auto& m : info.members) {
-      t.send(s->held.data() + info.payload_offset + m.offset, m.bytes, q, detail::kTagPull);
-    }
+    t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
   }
 }
 
 // Re-create missing buddy copies in the background (a recovered rank's,
-// and the one a recovered rank should hold; its own image it made while
-// verifying what it received). The application resumes at once,
+// and the one a recovered rank should hold). The application resumes at once,
 // MPI progresses the copies during its steps, and the next commit(),
 // restore() or flush() completes them before relying on them.
 void DataStore::Impl::start_protect(const detail::RestorePlan& plan, Side side) {

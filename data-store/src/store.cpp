@@ -26,7 +26,6 @@ void Slot::clear_flags() {
   own_ok = held_ok = parity_ok = committed = false;
   held_header = 0;
   held_rank = -1;
-  held_layout = 0;
   stripe = 0;
 }
 
@@ -34,11 +33,6 @@ void Slot::hold(int rank, std::uint64_t header) {
   held_rank = rank;
   held_header = header;
   held_ok = true;
-  try {
-    held_layout = layout_digest(read_header(held.data(), header, "held copy"));
-  } catch (const CheckpointError&) {
-    held_layout = 0;  // sent whole; the receiver's checks will say what is wrong
-  }
 }
 
 SlotSummary Slot::summary() const {
@@ -55,7 +49,6 @@ SlotSummary Slot::summary() const {
     s.held_rank = held_rank;
     s.held_bytes = held.size();
     s.held_header = held_header;
-    s.held_layout = held_layout;
   }
   s.parity = parity_ok ? 1 : 0;
   s.stripe = stripe;
@@ -407,15 +400,13 @@ std::optional<std::int64_t> DataStore::restore() {
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before.
   const std::size_t k = static_cast<std::size_t>(im.depth()) + 2;
-  const std::size_t head = detail::kHostName + 2 * sizeof(std::uint64_t);
+  const std::size_t head = detail::kHostName + sizeof(std::uint64_t);
   const std::size_t block = head + k * sizeof(detail::SlotSummary);
   std::vector<std::byte> mine(block), all(block * static_cast<std::size_t>(n));
   {
     const auto host = host_name();
     std::memcpy(mine.data(), host.data(), host.size());
     std::memcpy(mine.data() + detail::kHostName, &im.sequence, sizeof(std::int64_t));
-    const std::uint64_t layout = detail::layout_digest(detail::layout_image(members_, 0, 0, r, n));
-    std::memcpy(mine.data() + detail::kHostName + 8, &layout, sizeof(layout));
     std::size_t i = 0;
     for (auto it = im.versions.rbegin(); it != im.versions.rend() && i < k; ++it, ++i) {
       const detail::SlotSummary sum = (*it)->summary();
@@ -433,7 +424,6 @@ std::optional<std::int64_t> DataStore::restore() {
     const std::byte* p = all.data() + static_cast<std::size_t>(q) * block;
     auto& v = inv[static_cast<std::size_t>(q)];
     std::memcpy(&v.sequence, p + detail::kHostName, sizeof(std::int64_t));
-    std::memcpy(&v.layout, p + detail::kHostName + 8, sizeof(std::uint64_t));
     v.slots.resize(k);
     std::memcpy(v.slots.data(), p + head, k * sizeof(detail::SlotSummary));
   }

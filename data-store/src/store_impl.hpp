@@ -42,7 +42,6 @@ struct Slot {
   std::uint64_t held_header = 0;
   int held_rank = -1;           // buddy: whose image `held` is
   bool held_ok = false;
-  std::uint64_t held_layout = 0;  // layout digest of the held image
   bool parity_ok = false;       // parity: `held` is this rank's complete parity block
   std::uint64_t stripe = 0;     // parity: padded image size of the group
   bool committed = false;
@@ -144,8 +143,7 @@ struct DataStore::Impl {
   bool protect_parity(detail::Slot& s, bool mine_ok);
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
-  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine,
-                  detail::Buffer& header);
+  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
   enum class Side { receive, send };
   void start_protect(const detail::RestorePlan& plan, Side side);
   void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);

@@ -63,22 +63,6 @@ TEST(Plan, RecoveredRankPullsFromItsBuddyAndIsProtectedAgain) {
   EXPECT_EQ(plan.ranks[0].protect_to, -1);
 }
 
-TEST(Plan, DirectPullOnlyWhenTheLayoutsMatch) {
-  auto all = buddy_ring(4, 1, {10});
-  for (auto& inv : all) {
-    inv.layout = 77;
-    inv.slots[0].held_layout = 77;
-  }
-  all[1] = Inventory{};
-  all[1].layout = 77;
-  all[3] = Inventory{};
-  all[3].layout = 78;  // registered other members than its checkpoint holds
-  const auto plan = fx::detail::plan_restore(all, 1, false, 0);
-  ASSERT_EQ(plan.iteration, 10);
-  EXPECT_TRUE(plan.ranks[1].direct);
-  EXPECT_FALSE(plan.ranks[3].direct);
-}
-
 TEST(Plan, DisagreementOnTheNewestVersionFallsBackToTheCommonOne) {
   // The failure hit the commit of 30: ranks 0 and 1 have it, 2 and 3 do not.
   auto all = buddy_ring(4, 1, {20});
