@@ -194,35 +194,41 @@ void DataStore::Impl::rebuild_prior(const detail::PriorPlan& plan, int q, detail
   std::vector<const std::byte*> image(static_cast<std::size_t>(m)), block(static_cast<std::size_t>(m));
   std::vector<detail::Buffer> got;
   got.reserve(2 * static_cast<std::size_t>(m));
-  detail::Transfer t(comm, orphans);
-  for (int i = g.first; i < g.first + m; ++i) {
-    if (i == q) continue;
-    const int holder = src[static_cast<std::size_t>(i)].holder;
-    const detail::Slot* s = holder == me ? own_slot(prior, plan.iteration, i) : nullptr;
-    if (holder == me && !s) {
-      FX_THROW(CheckpointError, fmt::format("old rank {}'s parity data of iteration {} is not in this rank's memory "
-                                            "any more",
-                                            i, plan.iteration));
-    }
-    const auto k = static_cast<std::size_t>(i - g.first);
-    if (me == builder) {
-      if (s) {
-        image[k] = s->own.data();
-        block[k] = s->held.data();
-      } else {
-        got.emplace_back(stripe);
-        t.recv(got.back().data(), stripe, holder, detail::kTagPrior);
-        image[k] = got.back().data();
-        got.emplace_back(c);
-        t.recv(got.back().data(), c, holder, detail::kTagPrior);
-        block[k] = got.back().data();
+  try {
+    detail::Transfer t(comm, orphans);
+    for (int i = g.first; i < g.first + m; ++i) {
+      if (i == q) continue;
+      const int holder = src[static_cast<std::size_t>(i)].holder;
+      const detail::Slot* s = holder == me ? own_slot(prior, plan.iteration, i) : nullptr;
+      if (holder == me && !s) {
+        FX_THROW(CheckpointError,
+                 fmt::format("old rank {}'s parity data of iteration {} is not in this rank's memory "
+                             "any more",
+                             i, plan.iteration));
       }
-    } else if (s) {
-      t.send(s->own.data(), stripe, builder, detail::kTagPrior);
-      t.send(s->held.data(), c, builder, detail::kTagPrior);
+      const auto k = static_cast<std::size_t>(i - g.first);
+      if (me == builder) {
+        if (s) {
+          image[k] = s->own.data();
+          block[k] = s->held.data();
+        } else {
+          got.emplace_back(stripe);
+          t.recv(got.back().data(), stripe, holder, detail::kTagPrior);
+          image[k] = got.back().data();
+          got.emplace_back(c);
+          t.recv(got.back().data(), c, holder, detail::kTagPrior);
+          block[k] = got.back().data();
+        }
+      } else if (s) {
+        t.send(s->own.data(), stripe, builder, detail::kTagPrior);
+        t.send(s->held.data(), c, builder, detail::kTagPrior);
+      }
     }
+    t.wait();
+  } catch (...) {
+    keep_until_drained(got);  // receives into them may still be in flight
+    throw;
   }
-  t.wait();
   if (me != builder) return;
   out.reset(stripe);
   const int lost = q - g.first;
@@ -354,38 +360,46 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   std::string error;
   std::map<int, detail::Buffer> rebuilt;  // parity: images this rank rebuilt for the others
   if (v.level == "memory") {
-    for (int q = 0; q < m; ++q) {
-      if (plan.sources[static_cast<std::size_t>(q)].parity) im.rebuild_prior(plan, q, rebuilt[q]);
-    }
-    auto image_of = [&](int q) -> const std::byte* {
-      const auto& src = plan.sources[static_cast<std::size_t>(q)];
-      return src.parity ? rebuilt[q].data() : held_image(im.prior, v.iteration, q, src.own);
-    };
-    detail::Transfer t(comm_, im.orphans);
-    // Receives first; holders send in ascending old rank order, matched in
-    // that order (one tag, one sender per piece).
-    for (int q = 0; q < m; ++q) {
-      const auto& src = plan.sources[static_cast<std::size_t>(q)];
-      if (!want[static_cast<std::size_t>(q)]) continue;
-      if (src.holder == r) {
-        at[q] = image_of(q);
-      } else {
-        auto& buf = received[q];
-        buf.reset(src.bytes);
-        t.recv(buf.data(), src.bytes, src.holder, detail::kTagPrior);
-        at[q] = buf.data();
-        moved += src.bytes;
+    try {
+      for (int q = 0; q < m; ++q) {
+        if (plan.sources[static_cast<std::size_t>(q)].parity) im.rebuild_prior(plan, q, rebuilt[q]);
       }
-    }
-    for (int q = 0; q < m; ++q) {
-      const auto& src = plan.sources[static_cast<std::size_t>(q)];
-      if (src.holder != r) continue;
-      const std::byte* image = image_of(q);
-      for (int p = 0; p < n; ++p) {
-        if (p != r && wants_piece(p, q)) t.send(image, src.bytes, p, detail::kTagPrior);
+      auto image_of = [&](int q) -> const std::byte* {
+        const auto& src = plan.sources[static_cast<std::size_t>(q)];
+        return src.parity ? rebuilt[q].data() : held_image(im.prior, v.iteration, q, src.own);
+      };
+      detail::Transfer t(comm_, im.orphans);
+      // Receives first; holders send in ascending old rank order, matched in
+      // that order (one tag, one sender per piece).
+      for (int q = 0; q < m; ++q) {
+        const auto& src = plan.sources[static_cast<std::size_t>(q)];
+        if (!want[static_cast<std::size_t>(q)]) continue;
+        if (src.holder == r) {
+          at[q] = image_of(q);
+        } else {
+          auto& buf = received[q];
+          buf.reset(src.bytes);
+          t.recv(buf.data(), src.bytes, src.holder, detail::kTagPrior);
+          at[q] = buf.data();
+          moved += src.bytes;
+        }
       }
+      for (int q = 0; q < m; ++q) {
+        const auto& src = plan.sources[static_cast<std::size_t>(q)];
+        if (src.holder != r) continue;
+        const std::byte* image = image_of(q);
+        for (int p = 0; p < n; ++p) {
+          if (p != r && wants_piece(p, q)) t.send(image, src.bytes, p, detail::kTagPrior);
+        }
+      }
+      t.wait();
+    } catch (...) {
+      // The transfer's unfinished requests went to the orphans: so do
+      // the buffers they point into.
+      im.keep_until_drained(received);
+      im.keep_until_drained(rebuilt);
+      throw;
     }
-    t.wait();
   } else {
     const auto dir = im.root() / detail::version_dir_name(v.iteration);
     for (int q = 0; q < m; ++q) {

@@ -179,6 +179,7 @@ void DataStore::Impl::drain_orphans() {
   // Their comm was revoked, so they complete at once (in error).
   for (auto& r : orphans) MPI_Wait(&r, MPI_STATUS_IGNORE);
   orphans.clear();
+  orphan_buffers.clear();
 }
 
 void DataStore::Impl::settle_background() {

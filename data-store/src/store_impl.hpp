@@ -4,6 +4,7 @@
 #include <fx/data_store/store.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,6 +102,9 @@ struct DataStore::Impl {
   bool topology_valid = false;
   int distance = 0;
   std::vector<MPI_Request> orphans;
+  // Buffers of orphaned requests: freed only once drain_orphans() has
+  // completed those requests (MPI may still read or write them until then).
+  std::vector<detail::Buffer> orphan_buffers;
   std::vector<detail::Background> background;
   CheckpointStats commit_stats, restore_stats;
   detail::Buffer scratch_a, scratch_b;
@@ -127,6 +131,12 @@ struct DataStore::Impl {
 
   // Background and abandoned requests
   void drain_orphans();
+  void keep_until_drained(std::vector<detail::Buffer>& buffers) {
+    for (auto& b : buffers) orphan_buffers.push_back(std::move(b));
+  }
+  void keep_until_drained(std::map<int, detail::Buffer>& buffers) {
+    for (auto& kv : buffers) orphan_buffers.push_back(std::move(kv.second));
+  }
   void settle_background();  // tolerant: failures mean "not done"
   void flush();              // strict: failures throw
   void cancel_background();  // receives posted for a restore that was called off

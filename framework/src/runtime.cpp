@@ -206,7 +206,7 @@ bool Runtime::idle_as_spare() {
     // release may still be behind the failure notice. A spare starting the
     // repair here would race that release (and abort a finished job).
     if (ulfm::is_proc_failed(rc) && active_rank_alive()) {
-      watch_.post(world_);
+      if (!watch_.posted()) watch_.post(world_);
       continue;
     }
     on_failure(world_, rc, "spare wait");

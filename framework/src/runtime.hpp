@@ -83,8 +83,8 @@ class Runtime final : public FailureHandler {
 
   bool init_world();  // false: a process failed during start-up
   void run_active();           // the step loop; throws ProcessFailure
-  bool idle_as_spare();
-  bool active_rank_alive();  // acknowledges the world's failures        // true: released; false: woken by a failure
+  bool idle_as_spare();        // true: released; false: woken by a failure
+  bool active_rank_alive();    // acknowledges the world's failures
   void recover();              // repair + roles + bookkeeping
   void rebuild_derived();
   void revoke_all();

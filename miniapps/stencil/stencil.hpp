@@ -87,7 +87,9 @@ struct Block {
 };
 
 // Transparent huge pages for the 2 MiB-aligned part of [p, p + n) of
-// memory not touched yet (a hint; ignored where unsupported).
+// memory not touched yet (a hint; ignored where unsupported). The data
+// store has its own (fx::detail): this header also builds the plain
+// baseline, which must not link fx.
 inline void advise_huge_pages(void* p, std::size_t n) {
 #if defined(__linux__)
   constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;

@@ -47,6 +47,7 @@ bool is_proc_failed(int rc) {
   return cls == MPIX_ERR_PROC_FAILED || cls == MPIX_ERR_PROC_FAILED_PENDING;
 }
 bool is_revoked(int rc) { return error_class(rc) == MPIX_ERR_REVOKED; }
+bool is_pending(int rc) { return error_class(rc) == MPIX_ERR_PROC_FAILED_PENDING; }
 
 int revoke(MPI_Comm comm) { return MPIX_Comm_revoke(comm); }
 int shrink(MPI_Comm comm, MPI_Comm* newcomm) { return MPIX_Comm_shrink(comm, newcomm); }
@@ -91,6 +92,7 @@ int get_failed(MPI_Comm comm, std::vector<int>& failed) {
 bool compiled() { return false; }
 bool active() { return false; }
 bool is_proc_failed(int) { return false; }
+bool is_pending(int) { return false; }
 bool is_revoked(int) { return false; }
 int revoke(MPI_Comm) { return MPI_ERR_UNSUPPORTED_OPERATION; }
 int shrink(MPI_Comm, MPI_Comm*) { return MPI_ERR_UNSUPPORTED_OPERATION; }

@@ -1,4 +1,5 @@
 #include <fx/spares/spare_pool.hpp>
+#include <fx/recovery/ulfm.hpp>
 
 #include <sched.h>
 #include <time.h>
@@ -48,6 +49,8 @@ std::vector<int> choose_spares(int world_size, int count, const std::string& pla
 }
 
 void Watch::post(MPI_Comm world) {
+  // A receive still pending on a world that a repair replaced is dropped.
+  if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
   MPI_Irecv(&message_, 1, MPI_INT, MPI_ANY_SOURCE, kControlTag, world, &req_);
 }
 
@@ -57,9 +60,11 @@ bool Watch::test(int& rc) {
   MPI_Status status;
   rc = MPI_Test(&req_, &done, &status);
   if (rc != MPI_SUCCESS) {
-    // An errored ANY_SOURCE receive may stay pending; it is never re-used.
-    if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
-    req_ = MPI_REQUEST_NULL;
+    // A PROC_FAILED_PENDING receive stays posted: once the failure is
+    // acknowledged it can still match, so it is kept (freeing it would let
+    // it swallow the next control message unseen). Other errors end it.
+    if (!ulfm::is_pending(rc) && req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+    if (!ulfm::is_pending(rc)) req_ = MPI_REQUEST_NULL;
     return true;
   }
   return done != 0;

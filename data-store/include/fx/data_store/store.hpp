@@ -79,7 +79,8 @@ class DataStore {
   // Collective after a shrink (the resize hook): the newest version the old
   // ranks all still have somewhere, as the old decomposition laid it out.
   // Each old rank's image comes from the survivor holding it (its own copy,
-  // else its buddy's copy), or from its HDF5 file when both are gone.
+  // else its buddy's copy). When an image is gone from memory, the whole
+  // version comes from the newest complete HDF5 version of the old size.
   // `wants` says which old ranks this rank needs; only those are sent here
   // and handed to `use`, one at a time. Registered members are not loaded:
   // the app copies what it needs into its new layout. The old versions stay

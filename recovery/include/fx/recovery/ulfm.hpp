@@ -19,6 +19,9 @@ bool active();
 bool is_failure(int rc);
 bool is_revoked(int rc);
 bool is_proc_failed(int rc);
+// PROC_FAILED_PENDING: an ANY_SOURCE receive that stays posted (after an
+// acknowledgement it can still match).
+bool is_pending(int rc);
 // A short name for an error code: "MPIX_ERR_REVOKED", "MPI_ERR_COMM", ...
 std::string error_name(int rc);
 
