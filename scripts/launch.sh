@@ -78,9 +78,14 @@ fi
 start_log=$status_file.stderr
 launch() {
   # Own process group, so a time-out takes every rank with it.
+  # stderr also goes to start_log (for the retry below) through a tee owned
+  # by this shell: as mpiexec's own child it would count as a live rank in
+  # the exit check below.
+  exec {errfd}> >(tee "$start_log" >&2)
   setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
-    "${mca[@]}" "${xargs_[@]}" "$@" 2> >(tee "$start_log" >&2) &
+    "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" &
   pid=$!
+  exec {errfd}>&-
   (
     exec >/dev/null 2>&1   # never hold the caller's pipes open
     sleep "$t" & sp=$!
