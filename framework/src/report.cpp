@@ -102,8 +102,7 @@ void Report::set_config(const Config& config, int active, int spares, int world_
 }
 
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
-void Report::set_result(const std::string& key, double value) { results_[key] = fmt::format("{}", value); }
-void Report::set_result(const std::string& key, std::int64_t value) { results_[key] = std::to_string(value); }
+void Report::set_real_result(const std::string& key, double value) { results_[key] = fmt::format("{}", value); }
 
 void Report::set_exit(ExitCode code, std::string text) {
   exit_ = code;

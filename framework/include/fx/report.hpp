@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace fx {
@@ -79,10 +81,20 @@ class Report {
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
   // Progress samples (run-relative time, iteration) for the timeline plot.
   void add_progress(double time, std::int64_t iteration) { progress_.emplace_back(time, iteration); }
-  // Application results, printed verbatim (numbers keep full precision).
-  void set_result(const std::string& key, const std::string& value) { results_[key] = value; }
-  void set_result(const std::string& key, double value);
-  void set_result(const std::string& key, std::int64_t value);
+  // Application results, printed verbatim (numbers keep full precision):
+  // strings, bool (true/false) and every integer and floating-point type.
+  void set_result(const std::string& key, std::string value) { results_[key] = std::move(value); }
+  void set_result(const std::string& key, const char* value) { results_[key] = value; }
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  void set_result(const std::string& key, T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      results_[key] = value ? "true" : "false";
+    } else if constexpr (std::is_integral_v<T>) {
+      results_[key] = std::to_string(value);
+    } else {
+      set_real_result(key, static_cast<double>(value));
+    }
+  }
   void set_exit(ExitCode code, std::string text);
 
   // Write the YAML report (throws fx::Error naming the path on failure).
@@ -113,6 +125,8 @@ class Report {
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;
   std::string exit_text_;
+
+  void set_real_result(const std::string& key, double value);  // shortest exact text
 };
 
 }  // namespace fx

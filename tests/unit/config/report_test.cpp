@@ -198,3 +198,23 @@ TEST(Report, WritesAndCreatesDirectories) {
 }
 
 }  // namespace
+
+// Every arithmetic type an app may hold compiles and prints exactly.
+TEST(Report, SetResultTakesEveryArithmeticType) {
+  fx::Report r;
+  r.set_result("int", 7);
+  r.set_result("unsigned", 7u);
+  r.set_result("u64", std::uint64_t{18446744073709551615ull});
+  r.set_result("i64", std::int64_t{-9007199254740993});
+  r.set_result("short", static_cast<short>(-3));
+  r.set_result("size", std::size_t{42});
+  r.set_result("float", 0.5f);
+  r.set_result("double", 0.1);
+  r.set_result("flag", true);
+  r.set_result("literal", "text");
+  const std::string yaml = r.to_yaml();
+  for (const char* line : {"int: 7", "unsigned: 7", "u64: 18446744073709551615", "i64: -9007199254740993",
+                           "short: -3", "size: 42", "float: 0.5", "double: 0.1", "flag: true", "literal: text"}) {
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << " missing in\n" << yaml;
+  }
+}
