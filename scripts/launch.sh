@@ -36,7 +36,7 @@ total=$((n + s))
 export FX_SPARES=$s
 status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
 export FX_STATUS_FILE=$status_file
-trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.*' EXIT
+trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.*' EXIT
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
@@ -74,6 +74,51 @@ if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
         --mca mpi_ft_detector_timeout "${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}")
 fi
 
+# Start-up watch. Online recovery begins once every process has returned
+# from MPI_Init (each touches $status_file.up.<rank>); before that a lost
+# process leaves the others waiting inside Open MPI's start-up forever (a
+# plain MPI program hangs the same way). So until then: a local rank (a
+# child of mpiexec) that disappears, or no complete start-up within
+# FX_STARTUP_TIMEOUT seconds (remote ranks), ends the job with verdict 4.
+startup_timeout=${FX_STARTUP_TIMEOUT:-120}
+[[ "$startup_timeout" =~ ^[0-9]+$ ]] ||
+  { echo "fx run: FX_STARTUP_TIMEOUT expects whole seconds, got '$startup_timeout'" >&2; exit 2; }
+startup_reset() {
+  rm -f "$status_file".up.*
+  started=0; peak=0; last_live=-1; startup_lost=""
+  startup_t0=$(date +%s); live_since=$startup_t0
+}
+startup_count() { local f n=0; for f in "$status_file".up.*; do [ -e "$f" ] && n=$((n + 1)); done; echo "$n"; }
+# Ranks expected as children of mpiexec on this host (all of them unless a
+# hostfile spreads them; 0: unknown, only a drop or the time-out counts).
+local_ranks=${local_ranks:-$total}
+# Returns 1 when the job must end: a process was lost during start-up.
+startup_watch() {
+  [ "$started" -eq 1 ] && return 0
+  local ups live now
+  ups=$(startup_count)
+  if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
+  [ -s "$status_file" ] && return 0   # a verdict was written: not a hang
+  live=$(ps -o stat= --ppid "$pid" 2>/dev/null | grep -vc '^Z')
+  now=$(date +%s)
+  [ "$live" -ne "$last_live" ] && { last_live=$live; live_since=$now; }
+  [ "$live" -gt "$peak" ] && peak=$live
+  # A drop, or fewer local ranks than launched for 3 s (one that died
+  # before this loop saw it).
+  if [ "$live" -lt "$peak" ] ||
+     { [ "$live" -lt "$local_ranks" ] && [ $((now - live_since)) -ge 3 ]; }; then
+    sleep 0.5   # a process that exits on purpose writes its verdict first
+    [ -s "$status_file" ] && return 0
+    startup_lost="a process died during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
+  elif [ $((now - startup_t0)) -ge "$startup_timeout" ]; then
+    startup_lost="MPI start-up did not complete within ${startup_timeout}s (FX_STARTUP_TIMEOUT; $ups of $total had returned from MPI_Init): a process was lost or never started"
+  else
+    return 0
+  fi
+  echo "4 $startup_lost" > "$status_file"
+  return 1
+}
+
 # launch ARGS: one mpiexec run, watched; sets rc and stuck.
 start_log=$status_file.stderr
 launch() {
@@ -101,7 +146,12 @@ launch() {
   grace=${FX_EXIT_GRACE:-5}
   idle_since=""
   stuck=0
+  startup_reset
   while kill -0 "$pid" 2>/dev/null; do
+    if ! startup_watch; then
+      kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
+      break
+    fi
     if [ -s "$status_file" ] && ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; then
       now_s=$(date +%s)
       idle_since=${idle_since:-$now_s}
@@ -133,6 +183,7 @@ for attempt in 1 2 3; do
   break
 done
 rm -f "$start_log"
+[ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited; stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"

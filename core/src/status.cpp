@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace fx::detail {
 void write_status(ExitCode code, std::string_view text) {
@@ -11,5 +12,12 @@ void write_status(ExitCode code, std::string_view text) {
     std::fprintf(f, "%d %.*s\n", static_cast<int>(code), static_cast<int>(text.size()), text.data());
     std::fclose(f);
   }
+}
+
+void mark_started(int world_rank) {
+  const char* path = std::getenv("FX_STATUS_FILE");
+  if (!path || !*path) return;
+  const std::string up = std::string(path) + ".up." + std::to_string(world_rank);
+  if (std::FILE* f = std::fopen(up.c_str(), "w")) std::fclose(f);
 }
 }  // namespace fx::detail

@@ -39,6 +39,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   int world_rank = 0, world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  mark_started(world_rank);  // from here on a lost process is recoverable
 
   Config config;
   try {

@@ -15,7 +15,9 @@
 
 #include <time.h>
 
+#include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 namespace {
@@ -147,4 +149,11 @@ class RingApp : public fx::ResilientApp {
 
 }  // namespace
 
-int main(int argc, char** argv) { return fx::run<RingApp>(argc, argv); }
+int main(int argc, char** argv) {
+  // RING_DIE_BEFORE_INIT=R: world rank R is lost during MPI start-up (before
+  // MPI_Init), where nothing can be recovered: the launcher must end the job.
+  const char* die = std::getenv("RING_DIE_BEFORE_INIT");
+  const char* rank = std::getenv("PMIX_RANK");
+  if (die && rank && std::string(die) == rank) std::raise(SIGKILL);
+  return fx::run<RingApp>(argc, argv);
+}

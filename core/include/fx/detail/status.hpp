@@ -17,4 +17,8 @@ enum class ExitCode : int {
 namespace fx::detail {
 // Write "<code> <text>" to $FX_STATUS_FILE (no-op when unset). One writer.
 void write_status(ExitCode code, std::string_view text);
+// Touch "$FX_STATUS_FILE.up.<world rank>" once MPI_Init has returned: until
+// every process has, a lost process hangs the others inside Open MPI's
+// start-up (no ULFM yet), and the launcher ends the job instead.
+void mark_started(int world_rank);
 }  // namespace fx::detail
