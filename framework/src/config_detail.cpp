@@ -1,6 +1,7 @@
 #include "config_detail.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +124,19 @@ std::string target_text(const std::string& kind, int target) {
   return fmt::format("{}:{}", kind, target);
 }
 
+namespace {
+// access(W_OK) passes where nothing can be created (as root under /proc):
+// create and remove a file of this process's own to be sure.
+std::string cannot_create_in(const std::string& dir) {
+  const std::string probe = fmt::format("{}/.fx-probe-{}", dir == "/" ? "" : dir, ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return fmt::format("cannot create files in {}: {}", dir, std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+}  // namespace
+
 std::string unwritable_reason(const std::string& path, bool is_directory) {
   std::string p = path.empty() ? "." : path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -131,7 +145,7 @@ std::string unwritable_reason(const std::string& path, bool is_directory) {
     if (is_directory && !S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", p);
     if (!is_directory && S_ISDIR(st.st_mode)) return fmt::format("{} is a directory", p);
     if (::access(p.c_str(), W_OK) != 0) return fmt::format("{} is not writable", p);
-    return "";
+    return is_directory ? cannot_create_in(p) : "";
   }
   // Walk up to the nearest existing ancestor: fx creates what is missing.
   std::string dir = p;
@@ -147,7 +161,7 @@ std::string unwritable_reason(const std::string& path, bool is_directory) {
   }
   if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir);
   if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("{} is not writable", dir);
-  return "";
+  return cannot_create_in(dir);
 }
 
 }  // namespace fx::detail

@@ -296,7 +296,7 @@ std::string Report::summary() const {
     for (const auto& [k, v] : results_) r += fmt::format("{}{}={}", r.empty() ? "" : ", ", k, v);
     line("  results: " + r);
   }
-  if (!report_path_.empty()) line("  report: " + report_path_);
+  if (!report_path_.empty()) line((unwritten_ ? "  report: NOT WRITTEN to " : "  report: ") + report_path_);
   return s;
 }
 

@@ -529,10 +529,17 @@ void Runtime::conclude(ExitCode code, const std::string& text) {
     try {
       report_.write(config_.report_path);
     } catch (const Error& e) {
+      // A report the user asked for and did not get is an error, whatever
+      // the run did (a worse verdict already says more).
       log::error("{}", e.what());
+      if (code == ExitCode::ok || code == ExitCode::survived) {
+        code = ExitCode::error;
+        report_.set_exit(code, fmt::format("{}; {}", text, e.what()));
+      }
+      report_.set_unwritten();  // the summary must not point at it
     }
   }
-  write_status(code, text);
+  write_status(code, report_.exit_text());
 }
 
 int Runtime::end_job(const JobEnded& e) {

@@ -96,6 +96,8 @@ class Report {
     }
   }
   void set_exit(ExitCode code, std::string text);
+  // write() failed: the summary says so instead of naming the file.
+  void set_unwritten() { unwritten_ = true; }
 
   // Write the YAML report (throws fx::Error naming the path on failure).
   void write(const std::string& path) const;
@@ -109,6 +111,7 @@ class Report {
   const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }
   const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }
   ExitCode exit_code() const { return exit_; }
+  const std::string& exit_text() const { return exit_text_; }
 
  private:
   std::string app_;
@@ -125,6 +128,7 @@ class Report {
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;
   std::string exit_text_;
+  bool unwritten_ = false;
 
   void set_real_result(const std::string& key, double value);  // shortest exact text
 };

@@ -18,6 +18,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace {
@@ -30,6 +32,7 @@ struct Options {
   int expect_size = -1;
   bool derived = false;
   int throw_rank = -1;  // this logical rank throws an fx::Error at iteration 5
+  std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
 };
 
 constexpr std::uint64_t kMul = 6364136223846793005ULL;
@@ -57,6 +60,7 @@ class RingApp : public fx::ResilientApp {
     cli.add_option("--expect-size", opt_.expect_size);
     cli.add_flag("--derived", opt_.derived);
     cli.add_option("--throw-on-rank", opt_.throw_rank);
+    cli.add_option("--block-path", opt_.block_path);
     std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
     cli.parse(args);
     data_.assign(opt_.n, 0);
@@ -104,6 +108,7 @@ class RingApp : public fx::ResilientApp {
     }
     const auto roles = ctx.comm().gather(static_cast<int>(ctx.role()), 0);
     if (ctx.rank() != 0) return;
+    if (!opt_.block_path.empty()) std::ofstream(opt_.block_path) << "in the report's way\n";
     const std::uint64_t want = replay(ctx.size());
     std::string role_list;
     for (int role : roles) role_list += std::string(fx::role_name(static_cast<fx::Role>(role))) + " ";

@@ -246,3 +246,20 @@ TEST(LoadConfigArgv, TwoConfigFiles) {
 }
 
 }  // namespace
+
+namespace {
+// /proc passes access(W_OK) as root, yet nothing can be created there: the
+// check must try, so the run fails before MPI work instead of at the end.
+TEST(WritableCheck, ProcIsNotWritable) {
+  const std::string f = scratch().file("proc_report.yaml", "report:\n  path: /proc/fx/run.yaml\n");
+  const std::string got = fx::test::load_error(f);
+  EXPECT_EQ(got.rfind(f + ":2:9: report.path: expected a writable file path, got '/proc/fx/run.yaml' (", 0), 0u)
+      << got;
+  const std::string g = scratch().file(
+      "proc_ckpt.yaml", "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: /proc/fx-ckpt}\n");
+  const std::string got2 = fx::test::load_error(g);
+  EXPECT_NE(got2.find("checkpoint.hdf5.directory: expected a writable directory, got '/proc/fx-ckpt' ("),
+            std::string::npos)
+      << got2;
+}
+}  // namespace
