@@ -9,6 +9,7 @@
 #include <fx/inject.hpp>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -561,19 +562,35 @@ void set_key(YAML::Node root, const Override& o, std::map<std::string, std::stri
   overridden[o.key] = o.position;
 }
 
+// The file's text, or a one-line ConfigError: a directory, a FIFO (which
+// would block every rank), a device or an oversized file is not a config.
+std::string read_config_file(const std::string& file, const std::string& origin) {
+  constexpr std::uintmax_t kMaxBytes = 16u << 20;
+  auto reject = [&](const std::string& why) {
+    FX_THROW(ConfigError, origin, file, fmt::format("expected a readable YAML file, got '{}' ({})", file, why));
+  };
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) reject(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) reject("a directory");
+  if (!S_ISREG(st.st_mode)) reject(S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file");
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxBytes) {
+    reject(fmt::format("{} bytes, more than the {} MiB a configuration may have", st.st_size, kMaxBytes >> 20));
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  if (!in || !in.read(text.data(), static_cast<std::streamsize>(text.size()))) reject(std::strerror(errno));
+  return text;
+}
+
 Config load(const std::string& file, const std::string& file_origin, const std::vector<Override>& env,
             const std::vector<Override>& sets) {
   Config cfg;
   cfg.source = file;
   YAML::Node root(YAML::NodeType::Map);
   if (!file.empty()) {
-    std::ifstream in(file);
-    if (!in) {
-      FX_THROW(ConfigError, file_origin, file,
-               fmt::format("expected a readable YAML file, got '{}' ({})", file, std::strerror(errno)));
-    }
+    const std::string text = read_config_file(file, file_origin);
     try {
-      std::vector<YAML::Node> docs = YAML::LoadAll(in);
+      std::vector<YAML::Node> docs = YAML::LoadAll(text);
       if (docs.size() > 1) {
         FX_THROW(ConfigError, detail::mark_position(file, docs[1]), "document",
                  fmt::format("expected one YAML document, got {}", docs.size()));

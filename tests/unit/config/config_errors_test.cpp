@@ -2,7 +2,11 @@
 // (`{f}` stands for the YAML file's path).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config_test_util.hpp"
@@ -261,5 +265,27 @@ TEST(WritableCheck, ProcIsNotWritable) {
   EXPECT_NE(got2.find("checkpoint.hdf5.directory: expected a writable directory, got '/proc/fx-ckpt' ("),
             std::string::npos)
       << got2;
+}
+}  // namespace
+
+namespace {
+// --fx-config naming something that is not a readable file: one line, no
+// crash, and no rank blocked opening a FIFO.
+TEST(ConfigFile, NotARegularFile) {
+  const std::string dir = scratch().path();
+  const std::string fifo = dir + "/config.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string big = dir + "/huge.yaml";
+  std::filesystem::resize_file(scratch().file("huge.yaml", ""), (16u << 20) + 1);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {dir, "a directory"},
+      {fifo, "a FIFO"},
+      {"/dev/null", "not a regular file"},
+      {big, "16777217 bytes, more than the 16 MiB a configuration may have"},
+  };
+  for (const auto& [path, why] : cases) {
+    EXPECT_EQ(fx::test::load_error("", {"FX_CONFIG=" + path}),
+              "env FX_CONFIG: " + path + ": expected a readable YAML file, got '" + path + "' (" + why + ")");
+  }
 }
 }  // namespace
