@@ -14,11 +14,15 @@ source "$root/scripts/env.sh"
 
 usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--] program [args...]" >&2; exit 2; }
 n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}
+# Where each value came from, for error messages.
+n_from="-n"; s_from="-s"; t_from="-t"
+[ -n "${FX_SPARES:-}" ] && s_from="FX_SPARES (environment)"
+[ -n "${FX_TIMEOUT:-}" ] && t_from="FX_TIMEOUT (environment)"
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=${2:-}; shift 2 ;;
-    -s) s=${2:-}; shift 2 ;;
-    -t) t=${2:-}; shift 2 ;;
+    -s) s=${2:-}; s_from="-s"; shift 2 ;;
+    -t) t=${2:-}; t_from="-t"; shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     -*) echo "fx run: unknown option '$1'" >&2; usage ;;
@@ -27,7 +31,8 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || usage
 for v in n s t; do
-  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: -$v expects a non-negative integer, got '${!v}'" >&2; exit 2; }
+  from_var=${v}_from
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: ${!from_var} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
 done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }

@@ -83,8 +83,13 @@ struct Override {
 // The schema walk over the merged tree.
 class Walker {
  public:
-  Walker(std::string file, const std::map<std::string, std::string>& overridden, Config& cfg)
-      : file_(std::move(file)), overridden_(overridden), cfg_(cfg) {}
+  Walker(std::string file, const std::map<std::string, std::string>& overridden, Config& cfg,
+         bool cross_checks = true)
+      : file_(std::move(file)), overridden_(overridden), cfg_(cfg), cross_checks_(cross_checks) {}
+
+  // Checks between keys; off when one source is validated on its own (a
+  // later source may still change the other key).
+  bool cross_checks() const { return cross_checks_; }
 
   // Overrides win over file marks: their nodes were parsed from a string.
   std::string where(const YAML::Node& node, const std::string& path) const {
@@ -197,6 +202,7 @@ class Walker {
   std::string file_;
   const std::map<std::string, std::string>& overridden_;
   Config& cfg_;
+  bool cross_checks_ = true;
 };
 
 const std::vector<std::string> kActions = {"SIGKILL", "SIGTERM", "SIGSEGV", "abort", "bitflip"};
@@ -367,10 +373,11 @@ void read_tree(Walker& w, const YAML::Node& root, Config& cfg) {
     w.check_keys(det, "detector", {"period_s", "timeout_s"});
     w.num_field(det, "detector", "period_s", cfg.detector.period_s, false);
     w.num_field(det, "detector", "timeout_s", cfg.detector.timeout_s, false);
-    if (cfg.detector.period_s == 0 && cfg.detector.timeout_s > 0)
+    if (w.cross_checks() && cfg.detector.period_s == 0 && cfg.detector.timeout_s > 0)
       w.fail(Walker::child(det, "timeout_s"), "detector.timeout_s",
              "0 when detector.period_s is 0 (the heartbeat detector is off)");
-    if (cfg.detector.period_s > 0 && cfg.detector.timeout_s > 0 && cfg.detector.timeout_s <= cfg.detector.period_s)
+    if (w.cross_checks() && cfg.detector.period_s > 0 && cfg.detector.timeout_s > 0 &&
+        cfg.detector.timeout_s <= cfg.detector.period_s)
       w.fail(Walker::child(det, "timeout_s"), "detector.timeout_s",
              fmt::format("a timeout longer than detector.period_s ({})", cfg.detector.period_s));
   }
@@ -406,7 +413,7 @@ void read_tree(Walker& w, const YAML::Node& root, Config& cfg) {
       w.field(h5, p, "on_unusable", [&](const YAML::Node& v, const std::string& k) {
         h.on_unusable = w.choice(v, k, {"fresh", "stop"});
       });
-      if (h.every > 0 && m.every == 0)
+      if (w.cross_checks() && h.every > 0 && m.every == 0)
         w.fail(Walker::child(h5, "every"), "checkpoint.hdf5.every",
                "0 when checkpoint.memory.every is 0 (HDF5 takes every m-th memory checkpoint)");
     }
@@ -427,7 +434,7 @@ void read_tree(Walker& w, const YAML::Node& root, Config& cfg) {
     w.field(ri, "reinit", "mode", [&](const YAML::Node& v, const std::string& k) {
       cfg.reinit.mode = w.choice(v, k, {"async", "sync"});
     });
-    if (cfg.reinit.enabled && cfg.recovery.on_exhausted == ExhaustedPolicy::shrink)
+    if (w.cross_checks() && cfg.reinit.enabled && cfg.recovery.on_exhausted == ExhaustedPolicy::shrink)
       w.fail(Walker::child(ri, "enabled"), "reinit.enabled",
              "false when recovery.on_exhausted is shrink (Reinit restarts at the same size)");
   }
@@ -613,6 +620,14 @@ Config load(const std::string& file, const std::string& file_origin, const std::
     if (s.IsDefined() && s.IsScalar()) file_spares = s.Scalar();
     if (s.IsDefined() && s.IsMap() && s["count"].IsDefined() && s["count"].IsScalar())
       file_spares = s["count"].Scalar();
+  }
+
+  // Every source is validated, not only the one that wins: a bad value in
+  // the file is an error even when the environment overrides it.
+  if (!file.empty() && !(env.empty() && sets.empty())) {
+    Config file_only;
+    Walker fw(file, {}, file_only, /*cross_checks=*/false);
+    read_tree(fw, root, file_only);
   }
 
   std::map<std::string, std::string> overridden;

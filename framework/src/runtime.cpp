@@ -110,7 +110,7 @@ int Runtime::execute() {
   const bool started = init_world();
   report_.set_config(config_, active_size_, config_.spares.count, world_size_);
   if (!args_.empty()) report_.set_app(args_[0].substr(args_[0].find_last_of('/') + 1));
-  for (const auto& note : config_.notes) log::info("{}", note);
+  for (const auto& note : config_.notes) log::warn("{}", note);
   if (!ulfm::active()) {
     log::warn("fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
               "a process failure will end the job");

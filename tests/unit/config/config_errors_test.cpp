@@ -289,3 +289,20 @@ TEST(ConfigFile, NotARegularFile) {
   }
 }
 }  // namespace
+
+namespace {
+// Every source is validated before precedence applies: a bad file value is
+// an error even where the launcher's FX_SPARES (or --fx-set) replaces it.
+TEST(EverySource, FileValueUnderAnOverride) {
+  for (const char* bad : {"2.5", "4294967297", "-1"}) {
+    const std::string f = scratch().file("overridden.yaml", std::string("spares: ") + bad + "\n");
+    EXPECT_EQ(fx::test::load_error(f, {"FX_SPARES=2"}),
+              f + ":1:9: spares: expected a number of spares >= 0, got '" + bad + "'");
+    EXPECT_EQ(fx::test::load_error(f, {}, {"spares=2"}),
+              f + ":1:9: spares: expected a number of spares >= 0, got '" + bad + "'");
+  }
+  // A contradiction inside the file that an override resolves is fine.
+  const std::string g = scratch().file("resolved.yaml", "checkpoint:\n  memory: {every: 0}\n  hdf5: {every: 2}\n");
+  EXPECT_EQ(fx::test::load_error(g, {"FX_CFG_CHECKPOINT__MEMORY__EVERY=5"}), "");
+}
+}  // namespace
