@@ -2,12 +2,14 @@
 #
 #   fx_add_mpi_test(<name> NP <active ranks> TIMEOUT <seconds>
 #                   [SPARES <s>] [LABELS ...] [TARGET <exe>] [ARGS ...]
-#                   [ENV VAR=value ...] [EXPECT_EXIT <code>])
+#                   [ENV VAR=value ...] [EXPECT_EXIT <code>]
+#                   [EXPECT_LOG <regex> ...])
 #
 # It runs through scripts/launch.sh (mpiexec --with-ft ulfm, oversubscribed)
 # whose own time limit fires a few seconds before CTest's, so a hang kills
 # every rank and fails the test. TARGET defaults to <name>. EXPECT_EXIT
-# checks the launcher's verdict code (docs/architecture.md), default 0.
+# checks the launcher's verdict code (docs/architecture.md), default 0;
+# EXPECT_LOG regexes (extended) must each match a line of the output.
 find_package(GTest REQUIRED)
 set(FX_LAUNCHER ${PROJECT_SOURCE_DIR}/scripts/launch.sh)
 
@@ -24,7 +26,7 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT" "LABELS;ARGS;ENV" ${ARGN})
+  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT" "LABELS;ARGS;ENV;EXPECT_LOG" ${ARGN})
   foreach(req NP TIMEOUT)
     if(NOT arg_${req})
       message(FATAL_ERROR "fx_add_mpi_test(${name}): ${req} is required")
@@ -43,8 +45,12 @@ function(fx_add_mpi_test name)
   if(inner LESS 5)
     message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} is below the minimum 13")
   endif()
+  set(logs)
+  foreach(re IN LISTS arg_EXPECT_LOG)
+    list(APPEND logs --log ${re})
+  endforeach()
   add_test(NAME ${name}
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT}
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
             ${FX_LAUNCHER} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
             -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
   set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT}

@@ -14,6 +14,11 @@ void write_status(ExitCode code, std::string_view text) {
   }
 }
 
+void print_usage_error(std::string_view what) {
+  std::fprintf(stderr, "fx: error: %.*s\n", static_cast<int>(what.size()), what.data());
+  std::fflush(stderr);
+}
+
 void mark_started(int world_rank) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;

@@ -33,7 +33,8 @@ namespace {
 
 }  // namespace
 
-int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv) {
+int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
+            const std::vector<std::string>* app_keys) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int world_rank = 0, world_size = 0;
@@ -45,10 +46,11 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   try {
     config = load_config(argc, argv);
     validate_against_world(config, world_size);
+    if (app_keys) config_check_keys(config, *app_keys);
   } catch (const ConfigError& e) {
     // Every rank parsed the same input and reached the same verdict.
     if (world_rank == 0) {
-      std::fprintf(stderr, "fx: error: %s\n", e.what());
+      print_usage_error(e.what());
       write_status(ExitCode::usage, e.what());
     }
     MPI_Finalize();

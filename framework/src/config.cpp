@@ -968,6 +968,19 @@ void config_check_keys(const YAML::Node& section, const std::vector<std::string>
   }
 }
 
+void config_check_keys(const Config& config, const std::vector<std::string>& known) {
+  const YAML::Node& app = config.app;
+  if (!app.IsDefined() || !app.IsMap()) return;
+  for (const auto& kv : app) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : node_text(kv.first);
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const auto it = config.origins.find(join_key("app", name));
+    const std::string origin = it != config.origins.end() ? it->second.position : config.source;
+    FX_THROW(ConfigError, app_position(kv.first, origin), join_key("app", name),
+             fmt::format("expected one of {}{}, got '{}'", detail::join(known), detail::suggestion(name, known), name));
+  }
+}
+
 void config_reject(const YAML::Node& section, const std::string& key, const std::string& expected,
                    const std::string& origin, const std::string& prefix) {
   const YAML::Node v = section.IsMap() ? section[key] : YAML::Node(YAML::NodeType::Undefined);

@@ -397,7 +397,7 @@ void Runtime::recover() {
   if (!res.fatal_world_ranks.empty()) {
     // Ended by an error: the lowest process that hit one speaks for the job.
     const bool speaker = res.fatal_world_ranks.front() == world_rank_;
-    if (speaker && fatal_code_ == ExitCode::usage) log::error("{}", fatal_);
+    if (speaker && fatal_code_ == ExitCode::usage) print_usage_error(fatal_);
     world_ = res.world;
     FX_THROW(JobEnded,
              speaker ? fatal_ : fmt::format("ended by an error on world rank(s) {}", res.fatal_world_ranks),

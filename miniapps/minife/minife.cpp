@@ -70,6 +70,12 @@ std::uint64_t bits_of(const T& value) {
 
 class MinifeApp : public fx::ResilientApp {
  public:
+  // The app: keys, checked by fx::run before any MPI communication.
+  static std::vector<std::string> config_keys() {
+    Params p;
+    return p.declare().keys();
+  }
+
   // Every (re)start of this process and after a shrink: parameters, the
   // rows of A for ctx.size() ranks (assembly is deterministic, so a spare
   // rebuilds exactly the rows it takes over), the CG vectors, registration.

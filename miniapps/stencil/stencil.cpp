@@ -33,6 +33,12 @@ constexpr const char* kDescription = "3D heat equation, 7-point Jacobi, resilien
 
 class StencilApp : public fx::ResilientApp {
  public:
+  // The app: keys, checked by fx::run before any MPI communication.
+  static std::vector<std::string> config_keys() {
+    Params p;
+    return p.declare().keys();
+  }
+
   // Every (re)start of this process and after a shrink: parameters, the
   // decomposition for ctx.size() ranks, the fields, their registration.
   void setup(fx::Context& ctx) override {

@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace fx {
 
@@ -40,14 +43,31 @@ class ResilientApp {
 };
 
 namespace detail {
-int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv);
-}
+int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
+            const std::vector<std::string>* app_keys);
+template <class App, class = void>
+struct declares_config_keys : std::false_type {};
+template <class App>
+struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : std::true_type {};
+}  // namespace detail
 
 // Own MPI and Kokkos, read the configuration, run the app through failures.
 // Returns the process exit code (see docs/architecture.md).
+//
+// An app may declare the keys of its `app:` section,
+//   static std::vector<std::string> config_keys() { return {"nx", "steps"}; }
+// and fx then rejects any other key (from the file, FX_CFG_APP__*, or
+// --fx-set app.*) like one of its own: one line naming where it was set and
+// the nearest known key, exit 2, before any MPI communication.
 template <class App>
 int run(int argc, char** argv) {
-  return detail::run_app([] { return std::make_unique<App>(); }, argc, argv);
+  const auto make = [] { return std::make_unique<App>(); };
+  if constexpr (detail::declares_config_keys<App>::value) {
+    const std::vector<std::string> keys = App::config_keys();
+    return detail::run_app(make, argc, argv, &keys);
+  } else {
+    return detail::run_app(make, argc, argv, nullptr);
+  }
 }
 
 }  // namespace fx

@@ -147,6 +147,9 @@ T config_get(const YAML::Node& section, const std::string& key, const T& fallbac
 // Rejects keys of `section` not in `known`, suggesting the nearest one.
 void config_check_keys(const YAML::Node& section, const std::vector<std::string>& known,
                        const std::string& origin, const std::string& prefix = "app");
+// Rejects keys of config.app not in `known`, naming where each was set (file
+// position, env FX_CFG_APP__..., --fx-set) and the nearest known key.
+void config_check_keys(const Config& config, const std::vector<std::string>& known);
 // Throws ConfigError "<where key is>: <prefix.key>: expected <expected>, got '<value>'".
 [[noreturn]] void config_reject(const YAML::Node& section, const std::string& key,
                                 const std::string& expected, const std::string& origin,

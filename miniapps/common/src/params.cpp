@@ -134,7 +134,7 @@ void ParamSet::resolve(const YAML::Node& app, const std::string& source, const C
       if (!p) {
         std::string known;
         for (const auto& q : params_) known += (known.empty() ? "" : ", ") + q.key;
-        FX_THROW(fx::ConfigError, where(kv.first), "app." + key,
+        FX_THROW(fx::ConfigError, where(kv.first, key), "app." + key,
                  "unknown " + app_ + " parameter (known: " + known + ")");
       }
       if (!kv.second.IsScalar())
@@ -164,6 +164,12 @@ void ParamSet::fail(const std::string& key, const std::string& message) const {
 std::vector<std::pair<std::string, std::string>> ParamSet::values() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& p : params_) out.emplace_back(p.key, p.text());
+  return out;
+}
+
+std::vector<std::string> ParamSet::keys() const {
+  std::vector<std::string> out;
+  for (const auto& p : params_) out.push_back(p.key);
   return out;
 }
 

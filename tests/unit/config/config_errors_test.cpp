@@ -306,3 +306,26 @@ TEST(EverySource, FileValueUnderAnOverride) {
   EXPECT_EQ(fx::test::load_error(g, {"FX_CFG_CHECKPOINT__MEMORY__EVERY=5"}), "");
 }
 }  // namespace
+
+namespace {
+// Keys an app declared (fx::run<App> with App::config_keys()): others are
+// rejected with the place they were set, whichever source that was.
+TEST(AppKeys, UnknownKeyNamesItsSource) {
+  const std::vector<std::string> known = {"nx", "steps"};
+  const std::string f = scratch().file("app_keys.yaml", "app:\n  nx: 4\n  stepz: 3\n");
+  auto check = [&](const std::string& file, const std::vector<std::string>& env,
+                   const std::vector<std::string>& sets) {
+    try {
+      fx::config_check_keys(fx::load_config(file, env, sets), known);
+      return std::string();
+    } catch (const fx::ConfigError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string tail = ": expected one of nx, steps (did you mean 'steps'?), got 'stepz'";
+  EXPECT_EQ(check(f, {}, {}), f + ":3:3: app.stepz" + tail);
+  EXPECT_EQ(check("", {}, {"app.stepz=3"}), "--fx-set: app.stepz" + tail);
+  EXPECT_EQ(check("", {"FX_CFG_APP__STEPZ=3"}, {}), "env FX_CFG_APP__STEPZ: app.stepz" + tail);
+  EXPECT_EQ(check("", {}, {"app.steps=3"}), "");
+}
+}  // namespace

@@ -21,4 +21,7 @@ void write_status(ExitCode code, std::string_view text);
 // every process has, a lost process hangs the others inside Open MPI's
 // start-up (no ULFM yet), and the launcher ends the job instead.
 void mark_started(int world_rank);
+// A usage or configuration error, in the one format of every such error
+// (before or after MPI start-up): "fx: error: <what>" on stderr.
+void print_usage_error(std::string_view what);
 }  // namespace fx::detail

@@ -49,6 +49,8 @@ class ParamSet {
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   // (key, value text) in declaration order, for reports.
   std::vector<std::pair<std::string, std::string>> values() const;
+  // The declared keys (the `app:` section's, for fx::run's up-front check).
+  std::vector<std::string> keys() const;
 
  private:
   struct Param {
