@@ -219,13 +219,6 @@ bool parse_action(std::string text, InjectAction& out) {
   return false;
 }
 
-std::vector<std::string> phase_names() {
-  std::vector<std::string> names;
-  for (Phase p : {Phase::compute, Phase::halo, Phase::checkpoint, Phase::restore, Phase::repair,
-                  Phase::tryblock_commit, Phase::spare_idle, Phase::finalize})
-    names.emplace_back(phase_name(p));
-  return names;
-}
 
 constexpr const char* kTargetForms = "a logical rank, rank:<r>, world:<w>, spare[:<i>] or buddy-of:<r>";
 constexpr const char* kActionForms = "one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip";

@@ -24,11 +24,12 @@
 namespace fx {
 namespace {
 
-constexpr std::array<std::pair<Phase, std::string_view>, 8> kPhases = {{
+constexpr std::array<std::pair<Phase, std::string_view>, 9> kPhases = {{
     {Phase::compute, "compute"},
     {Phase::halo, "halo"},
     {Phase::checkpoint, "checkpoint"},
     {Phase::restore, "restore"},
+    {Phase::start_restore, "start-restore"},
     {Phase::repair, "repair"},
     {Phase::tryblock_commit, "tryblock-commit"},
     {Phase::spare_idle, "spare-idle"},
@@ -66,6 +67,12 @@ std::string_view phase_name(Phase phase) {
   for (const auto& [p, name] : kPhases)
     if (p == phase) return name;
   return "?";
+}
+
+std::vector<std::string> phase_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kPhases) names.emplace_back(entry.second);
+  return names;
 }
 
 bool parse_phase(std::string_view text, Phase& out) {

@@ -206,7 +206,7 @@ void checkpoint(Context& ctx, std::int64_t iteration) {
 
 std::optional<std::int64_t> restore_checkpoint(Context& ctx) {
   detail::Runtime& rt = region_runtime(ctx, "restore_checkpoint");
-  rt.fault_point(Phase::restore);
+  rt.fault_point(rt.recoveries() > 0 ? Phase::restore : Phase::start_restore);
   const double t = now();
   const std::optional<std::int64_t> it = ctx.store().restore();
   if (RecoveryRecord* rec = rt.pending_recovery()) {

@@ -277,7 +277,7 @@ void Runtime::run_active() {
   }
   if (app_restores_) needs_restore_ = false;
   if (needs_restore_) {
-    fault_point(Phase::restore);
+    fault_point(recoveries_ > 0 ? Phase::restore : Phase::start_restore);
     const bool may_restore = recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
     const double t = now();
     std::optional<std::int64_t> restored;

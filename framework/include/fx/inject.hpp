@@ -14,9 +14,14 @@ namespace fx {
 class DataStore;
 struct Member;
 
-enum class Phase { compute, halo, checkpoint, restore, repair, tryblock_commit, spare_idle, finalize };
+// Injection points. `restore` is the restore after a repair (or a resize);
+// `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
+// Reinit's first reload), so one name never means both.
+enum class Phase { compute, halo, checkpoint, restore, start_restore, repair, tryblock_commit, spare_idle, finalize };
 std::string_view phase_name(Phase phase);
 bool parse_phase(std::string_view text, Phase& out);
+// Every phase's name, in the enum's order (for messages and docs checks).
+std::vector<std::string> phase_names();
 
 namespace detail {
 
