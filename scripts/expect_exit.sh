@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# expect_exit.sh CODE [--log REGEX]... [--] command...
-# Succeed iff the command exits with CODE and its output (stdout and stderr
-# together) has a line matching each extended REGEX.
+# expect_exit.sh CODE [--log REGEX]... [--report FILE [--check ASSERTION]...] [--] command...
+# Succeed iff the command exits with CODE, its output (stdout and stderr
+# together) has a line matching each extended REGEX, and the run report FILE
+# (exported as FX_REPORT) passes each scripts/check_report.py ASSERTION.
 want=$1; shift
-logs=()
+logs=(); report=""; checks=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --log) logs+=("$2"); shift 2 ;;
+    --report) report=$2; shift 2 ;;
+    --check) checks+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) break ;;
   esac
 done
+if [ -n "$report" ]; then
+  rm -f "$report"
+  export FX_REPORT=$report
+fi
 if [ ${#logs[@]} -eq 0 ]; then
   "$@"; rc=$?
 else
@@ -29,4 +36,7 @@ for re in "${logs[@]}"; do
     exit 1
   fi
 done
+if [ -n "$report" ]; then
+  "$(dirname "${BASH_SOURCE[0]}")/check_report.py" "$report" "${checks[@]}" || exit 1
+fi
 exit 0

@@ -61,14 +61,18 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   std::vector<std::string> args(argv, argv + argc);
 
   int code = 0;
-  bool failures = false;
-  MPI_Comm world = MPI_COMM_NULL;
+  bool clean = true;
   try {
     auto app = make();
     Runtime rt(std::move(config), std::move(args), *app);
-    code = rt.execute();
-    failures = rt.failures_seen();
-    world = rt.release_world();
+    rt.execute();
+    // The verdict is settled after every live process has agreed to leave,
+    // so a death in the last moments (the finalize phase) is in the status,
+    // the summary and the report alike.
+    std::vector<int> died;
+    clean = shutdown_agree(rt.world(), rt.failures_seen(), died);
+    code = rt.conclude_job(died);
+    rt.release_world();
   } catch (const ConfigError& e) {
     fatal(e, ExitCode::usage);
   } catch (const Error& e) {
@@ -77,7 +81,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
     fatal(Error(e.what(), __FILE__, __LINE__), ExitCode::error);
   }
   Kokkos::finalize();
-  shutdown(world, failures, code);
+  shutdown_leave(clean);
   return code;
 }
 

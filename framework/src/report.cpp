@@ -215,6 +215,56 @@ std::string Report::to_yaml() const {
   return std::string(out.c_str()) + "\n";
 }
 
+void Report::adopt_history(const std::string& yaml) {
+  const YAML::Node r = YAML::Load(yaml);
+  auto ints = [](const YAML::Node& n) {
+    std::vector<int> v;
+    for (const auto& x : n) v.push_back(x.as<int>());
+    return v;
+  };
+  phases_.clear();
+  for (const auto& kv : r["phases"]) phases_[kv.first.as<std::string>()] = kv.second.as<double>();
+  failures_.clear();
+  for (const auto& f : r["failures"]) {
+    failures_.push_back({f["world_rank"].as<int>(), f["logical_rank"].as<int>(), f["host"].as<std::string>(),
+                         f["time"].as<double>(), f["detection_latency"].as<double>(),
+                         f["iteration"].as<std::int64_t>()});
+  }
+  recoveries_.clear();
+  for (const auto& x : r["recoveries"]) {
+    RecoveryRecord rec;
+    rec.start = x["start"].as<double>();
+    rec.action = x["action"].as<std::string>();
+    rec.failed_world_ranks = ints(x["failed_world_ranks"]);
+    rec.failed_logical_ranks = ints(x["failed_logical_ranks"]);
+    rec.rounds = x["rounds"].as<int>();
+    rec.new_size = x["new_size"].as<int>();
+    rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
+    rec.restored_level = x["restored_level"].as<std::string>();
+    const YAML::Node t = x["seconds"];
+    rec.detect_s = t["detect"].as<double>();
+    rec.revoke_s = t["revoke"].as<double>();
+    rec.shrink_s = t["shrink"].as<double>();
+    rec.agree_s = t["agree"].as<double>();
+    rec.rebuild_s = t["rebuild"].as<double>();
+    rec.restore_s = t["restore"].as<double>();
+    rec.total_s = t["total"].as<double>();
+    recoveries_.push_back(std::move(rec));
+  }
+  checkpoints_.clear();
+  for (const auto& c : r["checkpoints"]) {
+    checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(), c["level"].as<std::string>(),
+                            c["bytes"].as<std::uint64_t>(), c["seconds"].as<double>(), c["bandwidth"].as<double>()});
+  }
+  tryblocks_.clear();
+  for (const auto& t : r["tryblocks"]) {
+    tryblocks_.push_back({t["name"].as<std::string>(), t["outcome"].as<std::string>(), t["attempts"].as<int>(),
+                          t["errors"].as<std::string>(), t["iteration"] ? t["iteration"].as<std::int64_t>() : -1});
+  }
+  progress_.clear();
+  for (const auto& p : r["progress"]) progress_.emplace_back(p[0].as<double>(), p[1].as<std::int64_t>());
+}
+
 void Report::write(const std::string& path) const {
   const std::string text = to_yaml();
   namespace fs = std::filesystem;

@@ -37,6 +37,9 @@ double read_kill_stamp(int world_rank) {
   return -1;
 }
 
+// fx's own message on world_ (the watch listens on kControlTag only).
+constexpr int kHistoryTag = 0x0f10;
+
 void free_comm(MPI_Comm& c) {
   if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD) MPI_Comm_free(&c);
   c = MPI_COMM_NULL;
@@ -56,9 +59,7 @@ Runtime::~Runtime() = default;
 
 double Runtime::since_start() const { return now() - t_start_; }
 
-void Runtime::add_phase(const std::string& name, double seconds) {
-  if (logical_ == 0) report_.add_phase_time(name, seconds);
-}
+void Runtime::add_phase(const std::string& name, double seconds) { report_.add_phase_time(name, seconds); }
 
 bool Runtime::init_world() {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
@@ -105,7 +106,7 @@ void Runtime::publish_identity() {
   else log::set_identity('s', world_rank_, world_size_);
 }
 
-int Runtime::execute() {
+void Runtime::execute() {
   t_start_ = now();
   const bool started = init_world();
   report_.set_config(config_, active_size_, config_.spares.count, world_size_);
@@ -151,9 +152,10 @@ int Runtime::execute() {
     }
   }
   } catch (const JobEnded& e) {
-    return end_job(e);
+    end_job(e);
+    return;
   }
-  return finish_job();
+  finish_job();
 }
 
 void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
@@ -232,15 +234,17 @@ void Runtime::checkpoint() {
   fault_point(Phase::checkpoint);
   store_->commit(iteration_);
   const auto& st = store_->last_commit_stats();
-  if (logical_ == 0) {
-    report_.add_checkpoint({iteration_, now() - t_start_ - st.seconds, st.level, st.bytes, st.seconds,
-                            st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0});
-  }
+  report_.add_checkpoint({iteration_, now() - t_start_ - st.seconds, st.level, st.bytes, st.seconds,
+                          st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0});
   log::debug("checkpoint of iteration {} ({}): {} bytes in {:.3f} ms", iteration_, st.level, st.bytes,
              st.seconds * 1e3);
 }
 
 void Runtime::run_active() {
+  // Before any collective of the app's: the donor and the recipients
+  // would otherwise wait on each other (a survivor replays a split that a
+  // recruited spare makes only in setup()).
+  hand_over_history();
   if (needs_rebuild_) rebuild_derived();
   if (needs_setup_) {
     const double t = now();
@@ -310,7 +314,7 @@ void Runtime::run_active() {
     if (first) note_resumed();
     first = false;
     ++iteration_;
-    if (logical_ == 0) report_.add_progress(since_start(), iteration_);
+    report_.add_progress(since_start(), iteration_);
     if (done) break;
     if (every > 0 && iteration_ % every == 0) {
       const double tc = now();
@@ -336,7 +340,7 @@ void Runtime::note_resumed() {
   pending_recovery_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
   log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration_, pending_recovery_->total_s * 1e3,
             t_kill_ > 0 ? "kill" : "detection");
-  if (logical_ == 0) report_.add_recovery(*pending_recovery_);
+  report_.add_recovery(*pending_recovery_);
   pending_recovery_.reset();
 }
 
@@ -376,6 +380,89 @@ std::vector<int> Runtime::failed_logical_ranks() const {
   return out;
 }
 
+// One line per failure for the job (the new logical rank 0 speaks), and
+// the failure in every process's record, at the iteration survivors were at
+// (a recruited spare's is replaced by a survivor's record anyway).
+void Runtime::record_failures(const std::vector<Identity>& failed) {
+  for (const auto& f : failed) {
+    const double tk = read_kill_stamp(f.world_rank);
+    const std::string& host = hosts_[static_cast<std::size_t>(f.world_rank)];
+    log::emit(logical_ == 0 ? log::Level::warn : log::Level::debug,
+              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}", f.world_rank,
+              f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
+              t_detect_ - t_start_,
+              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
+    report_.add_failure({f.world_rank, f.logical, host, (tk > 0 ? tk : t_detect_) - t_start_,
+                         tk > 0 ? t_detect_ - tk : -1, iteration_});
+  }
+}
+
+// Spares recruited by this repair hold only the failures and recoveries
+// they saw while idle: the surviving active rank with the lowest logical
+// rank sends them its whole record before the restore.
+void Runtime::plan_history_handover(const std::vector<Identity>& before, const std::vector<Identity>& after) {
+  // The last plan's recipients may not have got their record (a failure
+  // during the handover): every process treats them as recipients again.
+  const std::vector<int> unsure = std::move(history_recipients_);
+  history_donor_ = -1;
+  history_recipients_.clear();
+  int donor_logical = -1;
+  for (const auto& m : after) {
+    if (m.logical < 0) continue;
+    const auto was = std::find_if(before.begin(), before.end(),
+                                  [&m](const Identity& b) { return b.world_rank == m.world_rank; });
+    const bool survivor = was != before.end() && was->logical >= 0 &&
+                          std::find(unsure.begin(), unsure.end(), m.world_rank) == unsure.end();
+    if (!survivor) {
+      history_recipients_.push_back(m.world_rank);
+    } else if (donor_logical < 0 || m.logical < donor_logical) {
+      donor_logical = m.logical;
+      history_donor_ = m.world_rank;
+    }
+  }
+  if (history_donor_ < 0) history_recipients_.clear();  // no survivor: nothing to hand over
+  history_pending_ = !history_recipients_.empty();
+}
+
+void Runtime::hand_over_history() {
+  const bool donor = history_donor_ == world_rank_;
+  const bool recipient = std::find(history_recipients_.begin(), history_recipients_.end(), world_rank_) !=
+                         history_recipients_.end();
+  if (!history_pending_ || (!donor && !recipient)) return;
+  history_pending_ = false;
+  const int donor_world = history_donor_;
+  const std::vector<int>& recipients = history_recipients_;
+  // Ranks of world_ by MPI_COMM_WORLD rank.
+  auto rank_of = [this](int world_rank) {
+    for (std::size_t r = 0; r < members_.size(); ++r)
+      if (members_[r].world_rank == world_rank) return static_cast<int>(r);
+    return -1;
+  };
+  auto check = [this](int rc, const char* call) {
+    if (rc == MPI_SUCCESS) return;
+    on_failure(world_, rc, call);
+    throw ProcessFailure(fmt::format("{} returned {}", call, ulfm::error_name(rc)), {}, __FILE__, __LINE__);
+  };
+  if (donor) {
+    const std::string text = report_.history_yaml();
+    const unsigned long long size = text.size();
+    for (int w : recipients) {
+      check(MPI_Send(&size, 1, MPI_UNSIGNED_LONG_LONG, rank_of(w), kHistoryTag, world_), "MPI_Send (run record)");
+      check(MPI_Send(text.data(), static_cast<int>(size), MPI_CHAR, rank_of(w), kHistoryTag, world_),
+            "MPI_Send (run record)");
+    }
+    return;
+  }
+  unsigned long long size = 0;
+  const int from = rank_of(donor_world);
+  check(MPI_Recv(&size, 1, MPI_UNSIGNED_LONG_LONG, from, kHistoryTag, world_, MPI_STATUS_IGNORE),
+        "MPI_Recv (run record)");
+  std::string text(size, '\0');
+  check(MPI_Recv(text.data(), static_cast<int>(size), MPI_CHAR, from, kHistoryTag, world_, MPI_STATUS_IGNORE),
+        "MPI_Recv (run record)");
+  report_.adopt_history(text);
+}
+
 void Runtime::recover() {
   if (!failing_) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "recover");
   watch_.cancel();
@@ -410,6 +497,7 @@ void Runtime::recover() {
   free_comm(old_app);
   for (auto& d : derived_) free_comm(d.slot->raw);
   world_ = res.world;
+  const std::vector<Identity> old_members = std::move(members_);
   members_ = res.members;
   failed_.insert(failed_.end(), res.failed.begin(), res.failed.end());
 
@@ -422,9 +510,8 @@ void Runtime::recover() {
     injected.push_back({f.world_rank, f.logical});
     t_kill_ = std::max(t_kill_, read_kill_stamp(f.world_rank));
   }
+  record_failures(res.failed);
   if (res.exhausted || static_cast<int>(failed_.size()) > config_.recovery.max_failures) {
-    int lowest = world_size_;
-    for (const auto& m : members_) lowest = std::min(lowest, m.world_rank);
     const auto spares_left =
         std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; });
     const std::string why =
@@ -434,9 +521,10 @@ void Runtime::recover() {
                           res.failed.size(), failed_world, failed_logical, spares_left)
             : fmt::format("{} failures in this run exceed recovery.max_failures = {} (last: world ranks {})",
                           failed_.size(), config_.recovery.max_failures, failed_world);
-    FX_THROW(JobEnded, why, ExitCode::aborted, lowest == world_rank_);
+    FX_THROW(JobEnded, why, ExitCode::aborted, speaks_for_job());
   }
 
+  plan_history_handover(old_members, res.members);
   const Role before = role_;
   logical_ = res.my_logical;
   active_size_ = res.active_size;
@@ -462,19 +550,6 @@ void Runtime::recover() {
   publish_identity();
 
   const double t1 = now();
-  for (const auto& f : res.failed) {
-    const double tk = read_kill_stamp(f.world_rank);
-    // One line per failure for the job: the new logical rank 0 speaks.
-    log::emit(logical_ == 0 ? log::Level::warn : log::Level::debug,
-              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
-              f.world_rank, f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"),
-              hosts_[static_cast<std::size_t>(f.world_rank)], t_detect_ - t_start_,
-              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
-    if (logical_ == 0) {
-      report_.add_failure({f.world_rank, f.logical, hosts_[static_cast<std::size_t>(f.world_rank)],
-                           (tk > 0 ? tk : t_detect_) - t_start_, tk > 0 ? t_detect_ - tk : -1, iteration_});
-    }
-  }
   const char* action = res.shrunk ? "shrink" : "replace";
   log::info("recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
             "{} logical ranks, {} spare(s) left, action {}",
@@ -502,8 +577,7 @@ void Runtime::recover() {
   for (const auto& cb : callbacks_) cb(ev);
 }
 
-int Runtime::finish_job() {
-  const ExitCode code = recoveries_ > 0 ? ExitCode::survived : ExitCode::ok;
+void Runtime::finish_job() {
   // Every active rank releases the spares: they wait for a release while
   // any active rank lives, so one that dies right here cannot strand them.
   std::vector<int> spares;
@@ -511,16 +585,56 @@ int Runtime::finish_job() {
     if (members_[r].logical < 0) spares.push_back(static_cast<int>(r));
   }
   release_spares(world_, spares);
-  if (logical_ == 0) {
+  verdict_.code = recoveries_ > 0 ? ExitCode::survived : ExitCode::ok;
+  verdict_.text = recoveries_ > 0 ? fmt::format("finished after surviving {} failure(s)", failed_.size())
+                                  : std::string("finished");
+  verdict_.speaker = -1;
+  watch_.cancel();
+  fault_point(Phase::finalize);
+}
+
+// Who writes the verdict and the report: the live active rank with the
+// lowest logical rank (every active rank holds the whole record), or, with
+// no active rank left, the lowest live process.
+bool Runtime::speaks_for_job() const {
+  const bool any_active =
+      std::any_of(members_.begin(), members_.end(), [](const Identity& m) { return m.logical >= 0; });
+  if (!any_active) {
+    return std::all_of(members_.begin(), members_.end(),
+                       [this](const Identity& m) { return m.world_rank >= world_rank_; });
+  }
+  if (logical_ < 0) return false;
+  return std::none_of(members_.begin(), members_.end(),
+                      [this](const Identity& m) { return m.logical >= 0 && m.logical < logical_; });
+}
+
+int Runtime::conclude_job(const std::vector<int>& died) {
+  // Processes lost after the last step (say, in the finalize phase): part
+  // of the record, and an ok run becomes a survived one.
+  std::vector<int> died_world;
+  for (int r : died) {
+    const Identity& m = members_[static_cast<std::size_t>(r)];
+    died_world.push_back(m.world_rank);
+    report_.add_failure({m.world_rank, m.logical, hosts_[static_cast<std::size_t>(m.world_rank)],
+                         since_start(), -1, iteration_});
+  }
+  std::vector<Identity> live;
+  for (std::size_t r = 0; r < members_.size(); ++r)
+    if (std::find(died.begin(), died.end(), static_cast<int>(r)) == died.end()) live.push_back(members_[r]);
+  members_ = live;
+  if (!died.empty() && verdict_.code == ExitCode::ok) {
+    verdict_.code = ExitCode::survived;
+    verdict_.text = fmt::format("finished; world rank(s) {} failed during shutdown, after the last step", died_world);
+  }
+  const bool speaker = verdict_.speaker >= 0 ? verdict_.speaker == 1 : speaks_for_job();
+  if (speaker) {
+    if (!died.empty()) log::warn("{}", verdict_.text);
     report_.set_phase_time("total", since_start());
-    conclude(code, recoveries_ > 0 ? fmt::format("finished after surviving {} failure(s)", failed_.size())
-                                   : std::string("finished"));
+    conclude(verdict_.code, verdict_.text);
     std::fputs(report_.summary().c_str(), stdout);
     std::fflush(stdout);
   }
-  watch_.cancel();
-  fault_point(Phase::finalize);
-  return static_cast<int>(code);
+  return static_cast<int>(verdict_.code);
 }
 
 void Runtime::conclude(ExitCode code, const std::string& text) {
@@ -542,11 +656,12 @@ void Runtime::conclude(ExitCode code, const std::string& text) {
   write_status(code, report_.exit_text());
 }
 
-int Runtime::end_job(const JobEnded& e) {
+void Runtime::end_job(const JobEnded& e) {
   if (e.code() == ExitCode::aborted && e.report()) log::error("{}", e.what());
-  if (e.report()) conclude(e.code(), e.what());
+  verdict_.code = e.code();
+  verdict_.text = e.what();
+  verdict_.speaker = e.report() ? 1 : 0;
   watch_.cancel();
-  return static_cast<int>(e.code());
 }
 
 MPI_Comm Runtime::release_world() {

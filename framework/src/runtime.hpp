@@ -38,11 +38,14 @@ class Runtime final : public FailureHandler {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Run to completion; returns the exit code (fx::ExitCode). The caller
-  // then destroys the app, finalizes Kokkos and calls shutdown() with
-  // release_world() and failures_seen().
-  int execute();
+  // Run to completion. The caller then runs shutdown_agree() over world()
+  // with failures_seen(), hands the processes that died meanwhile (ranks of
+  // world()) to conclude_job(), which settles the one verdict (report,
+  // summary, $FX_STATUS_FILE) and returns the exit code, and leaves.
+  void execute();
   bool failures_seen() const { return recoveries_ > 0 || !failed_.empty(); }
+  MPI_Comm world() const { return world_; }
+  int conclude_job(const std::vector<int>& died_in_shutdown);
   MPI_Comm release_world();
 
   void on_failure(MPI_Comm where, int rc, const char* call) override;
@@ -89,9 +92,13 @@ class Runtime final : public FailureHandler {
   void rebuild_derived();
   void revoke_all();
   void publish_identity();
-  int finish_job();
-  int end_job(const JobEnded& e);
+  void finish_job();
+  void end_job(const JobEnded& e);
   void conclude(ExitCode code, const std::string& text);
+  void record_failures(const std::vector<Identity>& failed);
+  void plan_history_handover(const std::vector<Identity>& before, const std::vector<Identity>& after);
+  void hand_over_history();   // a survivor's run record to recruited spares
+  bool speaks_for_job() const;
   double since_start() const;
   void add_phase(const std::string& name, double seconds);
 
@@ -133,6 +140,17 @@ class Runtime final : public FailureHandler {
   double t_detect_ = 0;
   double t_start_ = 0;
   std::string failing_call_;
+  // The run record travels to recruited spares (any active rank may write
+  // the report at the end): from this world rank (-1: none) to those.
+  int history_donor_ = -1;
+  std::vector<int> history_recipients_;
+  bool history_pending_ = false;              // this process has not done its part yet
+  // The verdict execute() reached; conclude_job() makes it final.
+  struct Verdict {
+    ExitCode code = ExitCode::ok;
+    std::string text;
+    int speaker = -1;  // 1/0: this process writes it or not; -1: the lowest live active rank
+  } verdict_;
 };
 
 }  // namespace fx::detail

@@ -9,33 +9,39 @@
 
 namespace fx::detail {
 
-void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
-  // Everyone still alive gets here before anyone leaves, so no live rank is
-  // left waiting on one that has gone; the agreement also tells whether a
-  // process died meanwhile (say, in the finalize phase).
+bool shutdown_agree(MPI_Comm comm, bool failures_seen, std::vector<int>& failed) {
+  failed.clear();
   int clean = failures_seen ? 0 : 1;
-  int rc = MPI_SUCCESS;
-  if (comm != MPI_COMM_NULL && ulfm::active()) rc = ulfm::agree(comm, &clean);
-  if (rc == MPI_SUCCESS && clean) {
+  if (comm == MPI_COMM_NULL || !ulfm::active()) return clean == 1;
+  const int rc = ulfm::agree(comm, &clean);
+  // Whoever died before or during the agreement is known to every survivor
+  // now; acknowledging also keeps later calls from failing on them.
+  ulfm::ack_failed(comm, failed);
+  return rc == MPI_SUCCESS && clean == 1 && failed.empty();
+}
+
+void shutdown_leave(bool clean) {
+  if (clean) {
     MPI_Finalize();
     return;
   }
-  if (!failures_seen) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  _exit(0);
+}
+
+void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
+  std::vector<int> failed;
+  const bool clean = shutdown_agree(comm, failures_seen, failed);
+  if (!clean && !failures_seen) {
     int world_rank = -1;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     if (world_rank == 0 && exit_code == static_cast<int>(ExitCode::ok)) {
       write_status(ExitCode::survived, "a process failed during shutdown");
     }
   }
-  // Open MPI 5's MPI_Finalize can hang after a failure, waiting in its
-  // runtime fence for the dead process (open-mpi/ompi#11404): leave without
-  // it. The verdict is in $FX_STATUS_FILE; the process itself exits 0,
-  // because mpiexec was seen to deadlock (6 of 37 runs at 8+2) when ranks
-  // exited non-zero after a failure.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  _exit(0);
+  shutdown_leave(clean);
 }
 
 }  // namespace fx::detail

@@ -1,5 +1,6 @@
 #pragma once
-// The run report: one YAML file per run, written by logical rank 0, and a
+// The run report: one YAML file per run, written by the live active rank
+// with the lowest logical rank (every process keeps the record), and a
 // human summary printed at the end. Keys are snake_case (docs/config.md).
 #include <fx/config.hpp>
 #include <fx/detail/status.hpp>
@@ -105,6 +106,11 @@ class Report {
   std::string summary() const;
   // The report as YAML text (what write() puts in the file).
   std::string to_yaml() const;
+  // The run's history (phases, failures, recoveries, checkpoints, TryBlocks,
+  // progress) as another process recorded it, in to_yaml() form: a spare
+  // recruited late takes it over, so whoever writes the report has it all.
+  std::string history_yaml() const { return to_yaml(); }
+  void adopt_history(const std::string& yaml);
 
   const std::vector<FailureRecord>& failures() const { return failures_; }
   const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }

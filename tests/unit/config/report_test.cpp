@@ -218,3 +218,17 @@ TEST(Report, SetResultTakesEveryArithmeticType) {
     EXPECT_NE(yaml.find(line), std::string::npos) << line << " missing in\n" << yaml;
   }
 }
+
+// A recruited spare takes over a survivor's history: every section the
+// report keeps comes through to_yaml() and adopt_history() unchanged.
+TEST(Report, HistoryRoundTrip) {
+  const fx::Report from = reference_report();
+  fx::Report to;
+  to.add_failure({9, 9, "elsewhere", 1.0, -1, 0});  // what the spare saw alone: replaced
+  to.adopt_history(from.history_yaml());
+  const YAML::Node a = YAML::Load(from.to_yaml());
+  const YAML::Node b = YAML::Load(to.to_yaml());
+  for (const char* key : {"phases", "failures", "recoveries", "checkpoints", "tryblocks", "progress"}) {
+    EXPECT_EQ(YAML::Dump(a[key]), YAML::Dump(b[key])) << key;
+  }
+}
