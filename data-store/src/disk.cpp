@@ -177,9 +177,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
     protect(*versions.back(), true);
     if (r == 0) {
       if (options.hdf5.every > 0) {
-        for (const auto& gone : detail::remove_versions_above(root(), m.iteration)) {
-          log::warn("removed HDF5 version {}: newer than the restored one (abandoned or unusable)", gone.string());
-        }
+        detail::set_aside_newer_versions(root(), m.iteration);
       }
       if (fallback) log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
       else log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
@@ -187,7 +185,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
     return m.iteration;
   }
   if (head[1] > 0 && options.hdf5.on_unusable == "stop") {
-    FX_THROW(CheckpointError, fmt::format("none of the HDF5 versions under {} is usable and "
+    FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
                                           "checkpoint.hdf5.on_unusable is 'stop'",
                                           root().string()));
   }

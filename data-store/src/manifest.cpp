@@ -1,6 +1,7 @@
 #include "manifest.hpp"
 
 #include <fx/error.hpp>
+#include <fx/log.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -217,15 +218,28 @@ void remove_dirs(const std::vector<fs::path>& dirs) {
   }
 }
 
-std::vector<fs::path> remove_versions_above(const fs::path& root, std::int64_t iteration) {
-  std::vector<fs::path> removed;
+std::vector<std::pair<fs::path, fs::path>> quarantine_versions_above(const fs::path& root, std::int64_t iteration) {
+  std::vector<std::pair<fs::path, fs::path>> moved;
   for (const auto& v : list_versions(root)) {
     if (v.iteration <= iteration) continue;
+    const fs::path aside = root / "quarantine";
+    make_dir(aside);
+    fs::path to = aside / v.path.filename();
+    for (int i = 1; fs::exists(to); ++i) to = aside / (v.path.filename().string() + "." + std::to_string(i));
     std::error_code ec;
-    fs::remove_all(v.path, ec);
-    removed.push_back(v.path);
+    fs::rename(v.path, to, ec);
+    if (ec) FX_THROW(CheckpointError, fmt::format("cannot move HDF5 version {} aside to {}: {}", v.path.string(),
+                                                  to.string(), ec.message()));
+    moved.emplace_back(v.path, to);
   }
-  return removed;
+  return moved;
+}
+
+void set_aside_newer_versions(const fs::path& root, std::int64_t iteration) {
+  for (const auto& [from, to] : quarantine_versions_above(root, iteration)) {
+    log::warn("moved HDF5 version {} aside to {}: newer than the restored one (abandoned or unusable)",
+              from.string(), to.string());
+  }
 }
 
 }  // namespace fx::detail

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx::detail {
@@ -75,6 +76,12 @@ void remove_rank_files(const std::filesystem::path& root, std::int64_t current, 
 void remove_dirs(const std::vector<std::filesystem::path>& dirs);
 // After restoring `iteration`: versions above it belong to an abandoned
 // future (or were unusable); remove them.
-std::vector<std::filesystem::path> remove_versions_above(const std::filesystem::path& root, std::int64_t iteration);
+// Versions newer than `iteration` (abandoned or unusable) move to
+// root/quarantine/ (never read again, kept for inspection); returns each
+// (from, to). A name already there gets a .1, .2, ... suffix.
+std::vector<std::pair<std::filesystem::path, std::filesystem::path>> quarantine_versions_above(
+    const std::filesystem::path& root, std::int64_t iteration);
+// The same, with a warning naming each version and where it went.
+void set_aside_newer_versions(const std::filesystem::path& root, std::int64_t iteration);
 
 }  // namespace fx::detail

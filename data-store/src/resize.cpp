@@ -285,7 +285,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     // A rank died with the rank holding its copy: HDF5, when it is on.
     const bool disk = options_.hdf5.every > 0 || options_.hdf5.restart;
     if (!disk) {
-      FX_THROW(CheckpointError,
+      FX_THROW(CheckpointLost,
                fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
                            "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
                            m, n, lost));
@@ -319,7 +319,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     }
     comm_.bcast(&found, 1, 0);
     if (found < 0) {
-      FX_THROW(CheckpointError,
+      FX_THROW(CheckpointLost,
                fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
                            "no complete HDF5 version written by {} ranks",
                            m, n, lost, im.root().string(), m));
@@ -454,9 +454,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   im.sequence = v.level == "memory" ? plan.sequence : manifest.sequence;
   im.committed.reset();
   if (v.level == "hdf5" && r == 0) {
-    for (const auto& gone : detail::remove_versions_above(im.root(), v.iteration)) {
-      log::warn("removed HDF5 version {}: newer than the restored one (abandoned or unusable)", gone.string());
-    }
+    detail::set_aside_newer_versions(im.root(), v.iteration);
   }
   CheckpointStats st;
   st.level = v.level;

@@ -473,8 +473,9 @@ std::optional<std::int64_t> DataStore::restore() {
   im.committed.reset();
   im.sequence = 0;
   st.seconds = now() - t0;
+  st.lost = plan.history;
+  st.lost_ranks = plan.unrecoverable;
   im.restore_stats = st;
-  if (plan.history && r == 0) log::warn("no usable checkpoint in memory or on disk: starting from scratch");
   return std::nullopt;
 }
 

@@ -71,7 +71,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
     // the summary and the report alike.
     std::vector<int> died;
     clean = shutdown_agree(rt.world(), rt.failures_seen(), died);
-    code = rt.conclude_job(died);
+    code = rt.conclude_job(clean, died);
     rt.release_world();
   } catch (const ConfigError& e) {
     fatal(e, ExitCode::usage);

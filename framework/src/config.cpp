@@ -351,7 +351,11 @@ void read_tree(Walker& w, const YAML::Node& root, Config& cfg) {
 
   const YAML::Node rec = Walker::child(root, "recovery");
   if (rec.IsDefined()) {
-    w.check_keys(rec, "recovery", {"on_exhausted", "max_rounds", "timeout_s", "max_failures"});
+    w.check_keys(rec, "recovery", {"on_exhausted", "max_rounds", "timeout_s", "max_failures", "on_lost_checkpoint"});
+    w.field(rec, "recovery", "on_lost_checkpoint", [&](const YAML::Node& v, const std::string& k) {
+      cfg.recovery.on_lost_checkpoint =
+          w.choice(v, k, {"stop", "restart"}) == "stop" ? LostCheckpointPolicy::stop : LostCheckpointPolicy::restart;
+    });
     w.field(rec, "recovery", "on_exhausted", [&](const YAML::Node& v, const std::string& k) {
       cfg.recovery.on_exhausted =
           w.choice(v, k, {"abort", "shrink"}) == "abort" ? ExhaustedPolicy::abort : ExhaustedPolicy::shrink;
@@ -815,6 +819,8 @@ YAML::Node config_to_yaml(const Config& c) {
   n["spares"]["poll_interval_ms"] = c.spares.poll_interval_ms;
   n["spares"]["placement"] = c.spares.placement == SparePlacement::last ? "last" : "spread";
   n["recovery"]["on_exhausted"] = c.recovery.on_exhausted == ExhaustedPolicy::abort ? "abort" : "shrink";
+  n["recovery"]["on_lost_checkpoint"] =
+      c.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop ? "stop" : "restart";
   n["recovery"]["max_rounds"] = c.recovery.max_rounds;
   n["recovery"]["timeout_s"] = c.recovery.timeout_s;
   n["recovery"]["max_failures"] = c.recovery.max_failures;

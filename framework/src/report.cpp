@@ -173,6 +173,8 @@ std::string Report::to_yaml() const {
   }
   out << YAML::EndSeq;
 
+  out << YAML::Key << "restarts_from_scratch" << YAML::Value << restarts_from_scratch_;
+
   out << YAML::Key << "checkpoints" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : checkpoints_) {
     out << YAML::Flow << YAML::BeginMap;
@@ -261,6 +263,7 @@ void Report::adopt_history(const std::string& yaml) {
     tryblocks_.push_back({t["name"].as<std::string>(), t["outcome"].as<std::string>(), t["attempts"].as<int>(),
                           t["errors"].as<std::string>(), t["iteration"] ? t["iteration"].as<std::int64_t>() : -1});
   }
+  restarts_from_scratch_ = r["restarts_from_scratch"].as<int>();
   progress_.clear();
   for (const auto& p : r["progress"]) progress_.emplace_back(p[0].as<double>(), p[1].as<std::int64_t>());
 }
@@ -315,6 +318,9 @@ std::string Report::summary() const {
                      f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
   }
   line(fmt::format("  recoveries: {}", recoveries_.size()));
+  if (restarts_from_scratch_ > 0) {
+    line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost", restarts_from_scratch_));
+  }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) {
     const auto& r = recoveries_[i];
     line(fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "

@@ -144,9 +144,10 @@ void Runtime::execute() {
       // Other ranks may be blocked waiting for this one: revoke, and let the
       // repair's identity exchange carry the verdict to every live process.
       const auto* cfg = dynamic_cast<const ConfigError*>(&e);
+      const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
       fatal_ = e.what();
-      fatal_code_ = cfg ? ExitCode::usage : ExitCode::error;
-      if (!cfg) log::error("{}", fatal_);
+      fatal_code_ = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
+      if (!cfg && !lost) log::error("{}", fatal_);
       on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
       repair_pending = true;
     }
@@ -289,7 +290,7 @@ void Runtime::run_active() {
     if (restored) {
       iteration_ = *restored;
     } else {
-      if (recoveries_ > 0) log::warn("no checkpoint to restore: starting again from iteration 0");
+      if (recoveries_ > 0) on_lost_checkpoint();
       const double ti = now();
       app_.initialize(ctx_);
       add_phase("initialize", now() - ti);
@@ -332,6 +333,27 @@ void Runtime::run_active() {
   // A failure inside finish() is repaired like any other; after this
   // agreement nobody enters a repair any more, so the spares can go.
   app_comm().agree(1);
+}
+
+// Versions had been committed and none survives: days of work may be gone,
+// so only an explicit policy starts the run again.
+void Runtime::on_lost_checkpoint() {
+  const CheckpointStats& st = store_->last_restore_stats();
+  if (!st.lost) {
+    log::warn("no checkpoint to restore (none was committed yet): starting again from iteration 0");
+    return;
+  }
+  const std::string what =
+      st.lost_ranks.empty()
+          ? std::string("checkpoint lost: no usable version in memory or on disk")
+          : fmt::format("checkpoint lost: no in-memory copy survived for logical rank(s) {} (each died with the "
+                        "rank(s) holding its redundancy) and no HDF5 version is usable",
+                        st.lost_ranks);
+  if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
+    FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
+  }
+  log::warn("{}; recovery.on_lost_checkpoint is 'restart': starting again from iteration 0", what);
+  report_.add_restart_from_scratch();
 }
 
 void Runtime::note_resumed() {
@@ -608,7 +630,7 @@ bool Runtime::speaks_for_job() const {
                       [this](const Identity& m) { return m.logical >= 0 && m.logical < logical_; });
 }
 
-int Runtime::conclude_job(const std::vector<int>& died) {
+int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   // Processes lost after the last step (say, in the finalize phase): part
   // of the record, and an ok run becomes a survived one.
   std::vector<int> died_world;
@@ -622,7 +644,7 @@ int Runtime::conclude_job(const std::vector<int>& died) {
   for (std::size_t r = 0; r < members_.size(); ++r)
     if (std::find(died.begin(), died.end(), static_cast<int>(r)) == died.end()) live.push_back(members_[r]);
   members_ = live;
-  if (!died.empty() && verdict_.code == ExitCode::ok) {
+  if (!clean && !failures_seen() && verdict_.code == ExitCode::ok) {
     verdict_.code = ExitCode::survived;
     verdict_.text = fmt::format("finished; world rank(s) {} failed during shutdown, after the last step", died_world);
   }

@@ -45,7 +45,7 @@ class Runtime final : public FailureHandler {
   void execute();
   bool failures_seen() const { return recoveries_ > 0 || !failed_.empty(); }
   MPI_Comm world() const { return world_; }
-  int conclude_job(const std::vector<int>& died_in_shutdown);
+  int conclude_job(bool clean, const std::vector<int>& died_in_shutdown);
   MPI_Comm release_world();
 
   void on_failure(MPI_Comm where, int rc, const char* call) override;
@@ -75,6 +75,7 @@ class Runtime final : public FailureHandler {
   void set_app_restores(bool on) { app_restores_ = on; }  // Reinit: the resilient function restores
   void drop_registrations();                  // derived comms and failure callbacks
   void note_resumed();                        // the first step after a repair is done
+  void on_lost_checkpoint();                  // restore found nothing: policy
   RecoveryRecord* pending_recovery() { return pending_recovery_ ? &*pending_recovery_ : nullptr; }
 
  private:

@@ -58,6 +58,14 @@ class CheckpointError : public Error {
   using Error::Error;
 };
 
+// No usable checkpoint where one existed (a rank and the holders of its
+// redundancy died together and no HDF5 version is usable), and the policy
+// says stop: the job ends with exit 4 rather than silently start again.
+class CheckpointLost : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
 class TryBlockAborted : public Error {
  public:
   using Error::Error;

@@ -16,6 +16,9 @@ namespace fx {
 
 enum class SpareIdle { block, yield, sleep };
 enum class ExhaustedPolicy { shrink, abort };
+// A checkpoint existed but none can be restored: end the job (exit 4) or
+// start again from iteration 0.
+enum class LostCheckpointPolicy { stop, restart };
 // Which world ranks are spares: the last S (`last`), or spread evenly over
 // the nodes, each node giving up its last processes (`spread`).
 enum class SparePlacement { last, spread };
@@ -32,6 +35,7 @@ struct RecoveryConfig {
   int max_rounds = 10;             // repair rounds per failure before giving up
   double timeout_s = 30.0;         // bound on one repair
   int max_failures = 1000;         // total failures survived before giving up
+  LostCheckpointPolicy on_lost_checkpoint = LostCheckpointPolicy::stop;
 };
 
 struct DetectorConfig {

@@ -80,6 +80,10 @@ class Report {
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
+  // A checkpoint was lost and recovery.on_lost_checkpoint: restart began
+  // the run again from iteration 0.
+  void add_restart_from_scratch() { ++restarts_from_scratch_; }
+  int restarts_from_scratch() const { return restarts_from_scratch_; }
   // Progress samples (run-relative time, iteration) for the timeline plot.
   void add_progress(double time, std::int64_t iteration) { progress_.emplace_back(time, iteration); }
   // Application results, printed verbatim (numbers keep full precision):
@@ -135,6 +139,7 @@ class Report {
   ExitCode exit_ = ExitCode::ok;
   std::string exit_text_;
   bool unwritten_ = false;
+  int restarts_from_scratch_ = 0;
 
   void set_real_result(const std::string& key, double value);  // shortest exact text
 };

@@ -55,7 +55,7 @@ const std::vector<BadCase> kCases = {
     {"unknown_nested_key_suggests", "checkpoint:\n  memroy:\n    every: 5\n", {}, {}, 0,
      "{f}:2:3: checkpoint.memroy: expected one of memory, hdf5 (did you mean 'memory'?), got 'memroy'"},
     {"unknown_key_no_suggestion", "recovery:\n  bananas: 3\n", {}, {}, 0,
-     "{f}:2:3: recovery.bananas: expected one of on_exhausted, max_rounds, timeout_s, max_failures, got 'bananas'"},
+     "{f}:2:3: recovery.bananas: expected one of on_exhausted, max_rounds, timeout_s, max_failures, on_lost_checkpoint, got 'bananas'"},
     {"duplicate_key", "spares: 1\nlog:\n  level: info\nspares: 2\n", {}, {}, 0,
      "{f}:4:1: spares: expected each key once, got 'spares' again (first at line 1)"},
     // --- wrong types
@@ -66,7 +66,7 @@ const std::vector<BadCase> kCases = {
     {"bool_is_maybe", "checkpoint:\n  hdf5:\n    restart: maybe\n", {}, {}, 0,
      "{f}:3:14: checkpoint.hdf5.restart: expected true or false, got 'maybe'"},
     {"section_is_a_scalar", "recovery: abort\n", {}, {}, 0,
-     "{f}:1:11: recovery: expected a map with keys on_exhausted, max_rounds, timeout_s, max_failures, got 'abort'"},
+     "{f}:1:11: recovery: expected a map with keys on_exhausted, max_rounds, timeout_s, max_failures, on_lost_checkpoint, got 'abort'"},
     {"float_for_integer", "recovery:\n  max_rounds: 2.5\n", {}, {}, 0,
      "{f}:2:15: recovery.max_rounds: expected an integer >= 1, got '2.5'"},
     {"app_not_a_map", "app: 3\n", {}, {}, 0, "{f}:1:6: app: expected a map (the application's settings), got '3'"},

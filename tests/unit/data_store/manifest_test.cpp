@@ -118,8 +118,11 @@ TEST(Manifest, WriteListPruneAndPermissions) {
   EXPECT_EQ(left[0].iteration, 40);
   EXPECT_EQ(left[1].iteration, 20);
 
-  EXPECT_EQ(fx::detail::remove_versions_above(root, 20).size(), 1u);
-  EXPECT_EQ(fx::detail::list_versions(root).size(), 1u);
+  const auto moved = fx::detail::quarantine_versions_above(root, 20);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].second, root / "quarantine" / "iter-000000000040");
+  EXPECT_TRUE(std::filesystem::exists(moved[0].second / "manifest.yaml"));
+  EXPECT_EQ(fx::detail::list_versions(root).size(), 1u);  // the quarantine is not a version
   EXPECT_TRUE(fx::detail::list_versions(tmp.path() / "missing").empty());
 }
 

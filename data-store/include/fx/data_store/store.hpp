@@ -30,6 +30,10 @@ struct CheckpointStats {
   double hdf5_file_seconds = 0;  // ...of which this rank's file (write, flush, fsync, rename);
                                  // the rest: agreement, manifest, retention
   int old_size = 0;              // restore_resized: the rank count that wrote the version (else 0)
+  // restore: versions had been committed but none could be restored (the
+  // logical ranks whose in-memory copies are all gone in lost_ranks).
+  bool lost = false;
+  std::vector<int> lost_ranks;
 };
 
 class DataStore {

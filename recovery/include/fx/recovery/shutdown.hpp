@@ -9,9 +9,10 @@ namespace fx::detail {
 //
 // shutdown_agree: an agreement among the live processes of `comm` (every
 // one gets here before anyone leaves, so nobody waits on a process that has
-// gone). Returns true when nobody saw a failure, ever or during it;
-// `failed` gets the ranks of `comm` known to have died.
-bool shutdown_agree(MPI_Comm comm, bool failures_seen, std::vector<int>& failed);
+// gone). Returns true when nobody saw a failure, ever or during it, the
+// same answer on every survivor; otherwise `died` gets the ranks of `comm`
+// that are gone, the same list everywhere (a shrink decides it).
+bool shutdown_agree(MPI_Comm comm, bool failures_seen, std::vector<int>& died);
 
 // shutdown_leave: MPI_Finalize and return when `clean`. After a failure,
 // Open MPI 5's MPI_Finalize can hang in its runtime fence waiting for the
