@@ -7,5 +7,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/fxConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/fxConfig.cmake ${PROJECT_BINARY_DIR}/fxConfigVersion.cmake
   DESTINATION ${FX_CMAKE_DIR})
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh ${PROJECT_SOURCE_DIR}/scripts/env.sh
-  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
+# The launcher: bin/fx-run runs libexec/fx/launch.sh, which sources the env.sh
+# beside it: for an installed fx, one that puts this build's MPI on PATH.
+get_filename_component(FX_MPI_BIN_DIR "${MPI_CXX_COMPILER}" DIRECTORY)
+configure_file(${PROJECT_SOURCE_DIR}/scripts/installed_env.sh.in ${PROJECT_BINARY_DIR}/installed_env.sh @ONLY)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
+install(FILES ${PROJECT_BINARY_DIR}/installed_env.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx RENAME env.sh)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/fx-run DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -3,14 +3,16 @@
 # time limit, and an exit status that tells the truth about failures.
 #
 #   scripts/launch.sh -n N [-s S] [-t SECONDS] [--] program [args...]
+#   (./fx run in the repository; fx-run from an installed fx)
 #
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
 # with it. Codes (docs/architecture.md): 0 ok, 1 error, 3 survived
 # failures, 4 aborted after failures, 124 time limit, 125 no verdict.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-source "$root/scripts/env.sh"
+# The env.sh beside this script: scripts/env.sh in the repository,
+# <prefix>/libexec/fx/env.sh (this build's MPI on PATH) when installed.
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
 usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--] program [args...]" >&2; exit 2; }
 n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}

@@ -38,7 +38,7 @@ Member host_member(std::string name, std::string type, std::vector<std::size_t> 
 }
 
 void throw_resized(const std::string& name, std::size_t registered, std::size_t now) {
-  FX_THROW(UsageError, fmt::format("data store: std::vector member '{}' was registered with {} elements and now has "
+  FX_THROW(UsageError, fmt::format("data store: member '{}' was registered with {} elements and now has "
                                    "{}; register it again after resizing (clear() and add())",
                                    name, registered, now));
 }

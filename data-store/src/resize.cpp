@@ -115,6 +115,7 @@ PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, i
 // ---------------------------------------------------------------- pieces
 
 int PriorPiece::rank() const { return image_.info.rank; }
+int PriorPiece::old_size() const { return image_.info.size; }
 std::int64_t PriorPiece::iteration() const { return image_.info.iteration; }
 
 bool PriorPiece::has(const std::string& name) const {

@@ -50,7 +50,7 @@ class StencilApp : public fx::ResilientApp {
                                        [](const std::string& line) { fx::log::info("{}", line); });
     solver_->on_halo([&ctx] { ctx.fault_point(fx::Phase::halo); });
     auto& store = ctx.store();
-    store.add_member(miniapps::slot_member("u", solver_->current()));
+    store.add("u", fx::follow(*solver_->current()));  // the solver swaps buffers each sweep
     store.add_scalar("iteration", solver_->iteration());
     store.add_scalar("residual", solver_->residual());
     store.add_scalar("start_time", solver_->start_time());

@@ -13,4 +13,19 @@ mkdir -p "$work"
 "$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release "$@"
 "$cmake_bin" --build "$work/build"
-"$work/build/fx_consumer"
+
+# Run it through the installed launcher only (no repository script): once
+# failure-free, once with logical rank 1 killed at step 12 (a spare takes
+# over from the in-memory checkpoint). Verdicts 0 and 3, the same answer.
+app=$work/build/fx_consumer
+run=$work/prefix/bin/fx-run
+export FX_CFG_CHECKPOINT__MEMORY__EVERY=5
+FX_INJECT= "$run" -n 3 -s 1 -t 60 "$app" > "$work/clean.out" 2>&1 || { cat "$work/clean.out"; exit 1; }
+rc=0
+FX_INJECT=1@12 "$run" -n 3 -s 1 -t 60 "$app" > "$work/kill.out" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || { cat "$work/kill.out"; echo "install: killed run exited $rc, expected 3" >&2; exit 1; }
+want=$(grep -o 'sum [0-9]*' "$work/clean.out")
+got=$(grep -o 'sum [0-9]*' "$work/kill.out")
+[ -n "$want" ] && [ "$want" = "$got" ] ||
+  { echo "install: answer after the kill '$got' differs from the failure-free '$want'" >&2; exit 1; }
+echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survived with exit 3, $got both times"

@@ -30,14 +30,16 @@ class ResilientApp {
   // One iteration; collective over ctx.comm(). Return true when done (all
   // ranks must agree, e.g. from a reduction).
   virtual bool step(Context& ctx, std::int64_t iteration) = 0;
-  // After the last step, before shutdown.
+  // After the last step, on every active rank, before shutdown. May
+  // communicate: a failure inside is repaired like any other (rollback to
+  // the last checkpoint, the steps since replayed, finish() called again).
   virtual void finish(Context& ctx) { (void)ctx; }
   // Spares ran out under the shrink policy: ctx.size() is smaller now.
   // Re-decompose and return the iteration to resume at. Derived comms and
   // failure callbacks of the old decomposition are dropped before this runs,
   // so register them again. ctx.store().restore_resized() hands over the
-  // last checkpoint as the old ranks wrote it (see the stencil mini-app);
-  // return its iteration. The default starts again from scratch: store
+  // last checkpoint as the old ranks wrote it (README: "the resize()
+  // protocol"); return its iteration. The default starts again from scratch: store
   // registrations cleared, setup + initialize, iteration 0.
   virtual std::int64_t resize(Context& ctx);
 };

@@ -1,14 +1,51 @@
-// Builds against the installed package only: <fx/fx.hpp> and fx::fx.
-#include <fx/clock.hpp>
+// An application built against the installed package only (<fx/fx.hpp>,
+// fx::fx) and run through the installed launcher (bin/fx-run): a ring of
+// ranks, each step a neighbour exchange and an allreduce, with its state
+// checkpointed in memory. The answer must not depend on failures.
 #include <fx/fx.hpp>
-#include <fx/recovery/ulfm.hpp>
 
+#include <cstdint>
 #include <cstdio>
+#include <vector>
 
-int main() {
-  const double t0 = fx::now();
-  const double t1 = fx::now();
-  std::printf("fx consumer: ulfm compiled %s, clock monotonic %s\n", fx::ulfm::compiled() ? "yes" : "no",
-              t1 >= t0 ? "yes" : "no");
-  return t1 >= t0 ? 0 : 1;
-}
+namespace {
+
+class Ring : public fx::ResilientApp {
+ public:
+  static std::vector<std::string> config_keys() { return {"steps"}; }
+
+  void setup(fx::Context& ctx) override {
+    steps_ = fx::config_get<std::int64_t>(ctx.config(), "steps", 40, ctx.fx_config());
+    data_.assign(64, 0);
+    ctx.store().add("data", data_);
+    ctx.store().add_scalar("sum", sum_);
+  }
+  void initialize(fx::Context& ctx) override {
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<std::uint64_t>(ctx.rank()) * 1000 + i;
+    sum_ = 0;
+  }
+  bool step(fx::Context& ctx, std::int64_t it) override {
+    const int r = ctx.rank(), p = ctx.size();
+    std::uint64_t left = 0;
+    ctx.comm().sendrecv(&data_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 3);
+    for (auto& x : data_) x = x * 6364136223846793005ULL + left + static_cast<std::uint64_t>(it);
+    sum_ = sum_ * 31 + ctx.comm().allreduce(data_[1], MPI_SUM);
+    return it + 1 >= steps_;
+  }
+  void finish(fx::Context& ctx) override {
+    if (ctx.rank() == 0) {
+      std::printf("fx consumer: %d ranks, %d recoveries, sum %llu\n", ctx.size(), ctx.recoveries(),
+                  static_cast<unsigned long long>(sum_));
+      ctx.report().set_result("sum", sum_);
+    }
+  }
+
+ private:
+  std::int64_t steps_ = 40;
+  std::vector<std::uint64_t> data_;
+  std::uint64_t sum_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) { return fx::run<Ring>(argc, argv); }

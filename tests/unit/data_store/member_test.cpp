@@ -1,7 +1,9 @@
 #include <fx/data_store/store.hpp>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
+#include <utility>
 
 namespace {
 
@@ -114,6 +116,45 @@ TEST(Member, StridedViewGoesThroughACopyAndLeavesTheGapsAlone) {
     EXPECT_EQ(full(i, 1), 10 * i + 1);
     EXPECT_EQ(full(i, 3), 10 * i + 3);
   }
+}
+
+// The double buffer: a View registered by value keeps the memory it had;
+// fx::follow(u) reads and writes whatever u names at the time.
+TEST(Member, FollowedViewSeesTheSwap) {
+  Kokkos::View<double*, Kokkos::HostSpace> u("u", 4), u_new("u_new", 4);
+  Kokkos::deep_copy(u, 1.0);
+  Kokkos::deep_copy(u_new, 2.0);
+  const fx::Member by_value = fx::make_member("u", u);
+  const fx::Member followed = fx::make_member("u", fx::follow(u));
+  std::swap(u, u_new);  // u now holds the 2s
+  auto as_double = [](const std::vector<std::byte>& b) {
+    double d = 0;
+    std::memcpy(&d, b.data(), sizeof d);
+    return d;
+  };
+  EXPECT_EQ(as_double(save(by_value)), 1.0);  // the stale buffer
+  EXPECT_EQ(as_double(save(followed)), 2.0);
+  const std::vector<double> restored = {7, 7, 7, 7};
+  followed.load(reinterpret_cast<const std::byte*>(restored.data()));
+  EXPECT_EQ(u(3), 7.0);      // into the current handle's memory
+  EXPECT_EQ(u_new(3), 1.0);  // the other buffer untouched
+  u = Kokkos::View<double*, Kokkos::HostSpace>("u", 5);
+  EXPECT_THROW(save(followed), fx::UsageError);  // another shape: register again
+}
+
+TEST(Member, FollowedStridedView) {
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> full("full", 4, 6);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 6; ++j) full(i, j) = 10 * i + j;
+  auto col = Kokkos::subview(full, Kokkos::ALL, 2);
+  const fx::Member m = fx::make_member("col", fx::follow(col));
+  const auto b = save(m);
+  double d[4];
+  std::memcpy(d, b.data(), sizeof d);
+  EXPECT_EQ(d[3], 32.0);
+  col = Kokkos::subview(full, Kokkos::ALL, 3);
+  std::memcpy(d, save(m).data(), sizeof d);
+  EXPECT_EQ(d[3], 33.0);
 }
 
 TEST(Member, StaticExtentView) {

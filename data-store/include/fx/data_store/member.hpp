@@ -129,4 +129,54 @@ Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   return m;
 }
 
+// A View registered by handle, not by memory: fx::follow(u) makes the
+// member look the View up at every commit and restore, so the usual double
+// buffer (std::swap(u, u_new) after each step) checkpoints and restores the
+// buffer that is current then. The View object must outlive its
+// registration (a data member, not a local). Reallocating it to other
+// extents is an error (register it again).
+//   ctx.store().add("u", fx::follow(u_));
+template <class V>
+struct Followed {
+  V* view;
+};
+template <class D, class... P>
+Followed<Kokkos::View<D, P...>> follow(Kokkos::View<D, P...>& view) {
+  return {&view};
+}
+
+template <class V>
+Member make_member(const std::string& name, Followed<V> followed) {
+  using T = typename V::non_const_value_type;
+  static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
+  static_assert(!std::is_const_v<typename V::value_type>, "a const View cannot be restored");
+  V* p = followed.view;
+  constexpr unsigned rank = static_cast<unsigned>(V::rank);
+  std::vector<std::size_t> ext;
+  for (unsigned r = 0; r < rank; ++r) ext.push_back(p->extent(r));
+  const std::size_t n = p->size();
+  const std::size_t bytes = n * sizeof(T);
+  // The handle may now name other memory, never another shape.
+  auto current = [p, ext, n, name]() -> V& {
+    bool same = p->size() == n;
+    for (unsigned r = 0; same && r < rank; ++r) same = p->extent(r) == ext[r];
+    if (!same) detail::throw_resized(name, n, p->size());
+    return *p;
+  };
+  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+  constexpr bool dense = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
+                         std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
+  if constexpr (host_ok && dense) {
+    const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
+    return detail::host_member(name, detail::type_name<T>(), std::move(ext), layout, bytes,
+                               [current] { return reinterpret_cast<std::byte*>(current().data()); });
+  } else {
+    // Device or strided: through a copy of whatever View is current.
+    Member m = make_member(name, *p);
+    m.save = [current, name](std::byte* out) { make_member(name, current()).save(out); };
+    m.load = [current, name](const std::byte* in) { make_member(name, current()).load(in); };
+    return m;
+  }
+}
+
 }  // namespace fx

@@ -40,7 +40,8 @@ struct PriorImage;
 class PriorPiece {
  public:
   explicit PriorPiece(const detail::PriorImage& image) : image_(image) {}
-  int rank() const;  // old logical rank
+  int rank() const;      // old logical rank
+  int old_size() const;  // logical ranks of the old decomposition (that wrote the version)
   std::int64_t iteration() const;
   bool has(const std::string& name) const;
   // Throws CheckpointError naming the member, the old rank and the iteration

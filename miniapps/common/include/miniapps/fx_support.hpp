@@ -14,37 +14,6 @@
 
 namespace miniapps {
 
-// A store member that reads and writes whatever View `*slot` holds when
-// the checkpoint is taken or restored. For double-buffered state: the
-// solver swaps View handles every iteration, so registering one View
-// (which the store would capture by value) would checkpoint the wrong buffer.
-template <class View>
-fx::Member slot_member(const std::string& name, View* slot) {
-  using T = typename View::non_const_value_type;
-  static_assert(std::is_same_v<typename View::array_layout, Kokkos::LayoutRight>, "slot members are LayoutRight");
-  fx::Member m;
-  m.name = name;
-  m.type = fx::detail::type_name<T>();
-  for (unsigned r = 0; r < View::rank; ++r) m.extents.push_back(slot->extent(r));
-  m.bytes = slot->span() * sizeof(T);
-  const std::size_t bytes = m.bytes;
-  m.save = [slot, bytes](std::byte* out) {
-    auto h = Kokkos::create_mirror_view(*slot);
-    Kokkos::deep_copy(h, *slot);
-    std::memcpy(out, h.data(), bytes);
-  };
-  m.load = [slot, bytes](const std::byte* in) {
-    auto h = Kokkos::create_mirror_view(*slot);
-    std::memcpy(h.data(), in, bytes);
-    Kokkos::deep_copy(*slot, h);
-  };
-  // Host memory: let the store read and write it in place (looked up at
-  // each use, so it follows the swaps).
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible)
-    m.host = [slot] { return reinterpret_cast<std::byte*>(slot->data()); };
-  return m;
-}
-
 // Resolve an app's parameters inside fx: defaults < the YAML app: section
 // (or --fx-set app.KEY=V) < the app's own flags in ctx.args().
 inline void resolve_params(ParamSet& set, const fx::Context& ctx, const std::string& name,
