@@ -23,9 +23,6 @@
 #include <cstdlib>
 #include <memory>
 
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
 
 #include "deadline.hpp"
 #include "tryblock_detail.hpp"
@@ -159,16 +156,7 @@ constexpr int kFieldsPerAgree = 6;
 constexpr unsigned kDetailSuspect = 1u << 30;
 constexpr unsigned kDetailRecovery = 1u << 31;
 
-bool comm_revoked(MPI_Comm c) {
-#if defined(OMPI_HAVE_MPI_EXT_FTMPI) && OMPI_HAVE_MPI_EXT_FTMPI
-  int flag = 0;
-  if (c != MPI_COMM_NULL) MPIX_Comm_is_revoked(c, &flag);
-  return flag != 0;
-#else
-  (void)c;
-  return false;
-#endif
-}
+bool comm_revoked(MPI_Comm c) { return ulfm::comm_revoked(c); }
 
 // No agreement may outlive this: a rank that never arrives is not failed,
 // so ULFM cannot exclude it; the whole job ends, with the reason.
@@ -250,20 +238,11 @@ struct Agreed {
 };
 
 Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
-  // Open MPI's agreement may write the flag again after reporting a failure
-  // (see fx::Comm::agree): then, or when the request is left behind, the
-  // cell is leaked rather than freed.
-  auto cell = std::make_unique<int>(static_cast<int>(flag));
-  MPI_Request req = MPI_REQUEST_NULL;
-  // Polling MPI_Test is what the blocking agreement does inside (a wait on
-  // the same request, progress yielding when idle), plus a clock check.
-  int rc = ulfm::iagree(f.comm.raw(), cell.get(), &req);
+  // Polling is what the blocking agreement does inside (a wait on the same
+  // request, progress yielding when idle), plus a clock check.
   const double hard = deadline + f.rt.config().recovery.timeout_s;
   bool revoked = false;
-  int done = rc != MPI_SUCCESS;
-  while (!done) {
-    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS || done) break;
+  const ulfm::Agreement a = ulfm::agree_polled(f.comm.raw(), static_cast<int>(flag), [&] {
     const double t = now();
     if (!revoked && t > deadline) {
       // The agreement goes on; the late rank will find the comm revoked.
@@ -277,7 +256,6 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
     // Still waiting after the deadline, and a repair is under way: a rank of
     // the group may have left for it (and will never come). Join it.
     if (revoked && (f.rt.failing() || f.rt.interrupted())) {
-      (void)cell.release();
       f.rt.on_failure(f.comm.raw(), MPI_ERR_OTHER, "a TryBlock commit");
       FX_THROW(ProcessFailure,
                fmt::format("TryBlock '{}': a repair started while its commit waited for a rank", f.name), {});
@@ -288,11 +266,11 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
                       "deadline (recovery.timeout_s)",
                       f.name, hard - deadline));
     }
-  }
-  const auto value = static_cast<unsigned>(*cell);
-  if (rc == MPI_SUCCESS) return {value, false};
-  (void)cell.release();
-  if (!ulfm::is_proc_failed(rc)) throw MpiError("MPIX_Comm_iagree", rc, __FILE__, __LINE__);
+    return true;
+  });
+  const auto value = static_cast<unsigned>(a.flag);
+  if (a.rc == MPI_SUCCESS) return {value, false};
+  if (!ulfm::is_proc_failed(a.rc)) throw MpiError("MPIX_Comm_iagree", a.rc, __FILE__, __LINE__);
   return {value, true};
 }
 

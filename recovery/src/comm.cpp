@@ -44,28 +44,20 @@ void Comm::wait_all(std::vector<Request>& rs) const {
 void Comm::barrier() const { check(MPI_Barrier(raw()), "MPI_Barrier", __FILE__, __LINE__); }
 
 int Comm::agree(int flag) const {
-  // Open MPI's agreement (ERA) can write its result after it has returned a
-  // failure, so the flag lives in a heap cell that is left behind (leaked)
-  // whenever the agreement does not complete normally.
-  auto cell = std::make_unique<int>(flag);
-  MPI_Request req = MPI_REQUEST_NULL;
-  const auto leave = [&](int rc, const char* why) {
-    (void)cell.release();
-    if (rc != MPI_SUCCESS) check(rc, "MPIX_Comm_iagree", __FILE__, __LINE__);
-    // The request stays behind on a communicator the repair replaces.
-    if (auto* h = handler()) h->on_failure(raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
-    throw ProcessFailure(why, {}, __FILE__, __LINE__);
-  };
-  int rc = ulfm::iagree(raw(), cell.get(), &req);
-  if (rc != MPI_SUCCESS) leave(rc, "agreement not started");
-  auto* h = handler();
-  for (int done = 0;;) {
-    rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) leave(rc, "agreement failed");
-    if (done) return *cell;
-    if (h && h->interrupted()) leave(MPI_SUCCESS, "agreement left: a repair started elsewhere");
+  // A revoke does not interrupt an agreement: leave it when a repair
+  // started elsewhere (the ranks it waits for may be in that repair).
+  detail::FailureHandler* h = handler();
+  const ulfm::Agreement a = ulfm::agree_polled(raw(), flag, [h] {
+    if (h && h->interrupted()) return false;
     sched_yield();  // oversubscribed nodes: let the peers we wait for run
+    return true;
+  });
+  if (a.rc != MPI_SUCCESS) check(a.rc, "MPIX_Comm_iagree", __FILE__, __LINE__);
+  if (a.abandoned) {
+    if (h) h->on_failure(raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
+    throw ProcessFailure("agreement left: a repair started elsewhere", {}, __FILE__, __LINE__);
   }
+  return a.flag;
 }
 
 }  // namespace fx

@@ -126,12 +126,9 @@ RepairResult repair(const RepairRequest& req) {
       ok = rc == MPI_SUCCESS ? 1 : 0;
     }
     // The outcome is only valid once every live process has it.
-    // Open MPI's agreement can write the flag after returning a failure:
-    // keep it in a heap cell and leave that cell behind when it fails.
-    auto* cell = new int(ok);
-    rc = ulfm::agree(shrunk, cell);
-    ok = *cell;
-    if (rc == MPI_SUCCESS) delete cell;
+    const ulfm::Agreement agreed = ulfm::agree_value(shrunk, ok);
+    rc = agreed.rc;
+    ok = agreed.flag;
     res.times.rebuild += now() - t;
     if (rc != MPI_SUCCESS || !ok) {
       log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(rc));

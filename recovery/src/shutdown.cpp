@@ -11,17 +11,15 @@ namespace fx::detail {
 
 bool shutdown_agree(MPI_Comm comm, bool failures_seen, std::vector<int>& died) {
   died.clear();
-  int clean = failures_seen ? 0 : 1;
-  if (comm == MPI_COMM_NULL || !ulfm::active()) return clean == 1;
-  const int rc = ulfm::agree(comm, &clean);
+  if (comm == MPI_COMM_NULL || !ulfm::active()) return !failures_seen;
+  const ulfm::Agreement first = ulfm::agree_value(comm, failures_seen ? 0 : 1);
   // A death before or during the agreement shows in its return code, which
   // need not be the same everywhere (the flag is): agree once more on
   // whether anyone saw one, so every survivor takes the same branch.
   std::vector<int> known;
   ulfm::ack_failed(comm, known);
-  int ok = rc == MPI_SUCCESS && clean == 1 ? 1 : 0;
-  ulfm::agree(comm, &ok);
-  if (ok == 1) return true;
+  const int ok = first.rc == MPI_SUCCESS && first.flag == 1 ? 1 : 0;
+  if (ulfm::agree_value(comm, ok).flag == 1) return true;
   // Who is gone, the same list on every survivor: a shrink's consensus
   // (local knowledge of failures differs from process to process).
   MPI_Comm live = MPI_COMM_NULL;

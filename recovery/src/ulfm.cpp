@@ -54,16 +54,21 @@ int shrink(MPI_Comm comm, MPI_Comm* newcomm) { return MPIX_Comm_shrink(comm, new
 int agree(MPI_Comm comm, int* flag) { return MPIX_Comm_agree(comm, flag); }
 int iagree(MPI_Comm comm, int* flag, MPI_Request* request) { return MPIX_Comm_iagree(comm, flag, request); }
 
-int ack_failed(MPI_Comm comm, std::vector<int>& failed) {
+// The failed processes of comm this process knows of, acknowledged first
+// when `ack` (Open MPI 5: MPIX_Comm_ack_failed/get_failed; older ULFM:
+// failure_ack/get_acked, which always acknowledges).
+static int failed_ranks(MPI_Comm comm, bool ack, std::vector<int>& failed) {
   MPI_Group group = MPI_GROUP_NULL;
 #if FX_HAVE_MPIX_COMM_ACK_FAILED
-  int acked = 0;
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  int rc = MPIX_Comm_ack_failed(comm, size, &acked);  // size >= failures: ack all
-  (void)acked;
+  int rc = MPI_SUCCESS;
+  if (ack) {
+    int size = 0, acked = 0;
+    MPI_Comm_size(comm, &size);
+    rc = MPIX_Comm_ack_failed(comm, size, &acked);  // size >= failures: ack all
+  }
   if (rc == MPI_SUCCESS) rc = MPIX_Comm_get_failed(comm, &group);
 #else
+  (void)ack;
   int rc = MPIX_Comm_failure_ack(comm);
   if (rc == MPI_SUCCESS) rc = MPIX_Comm_failure_get_acked(comm, &group);
 #endif
@@ -73,18 +78,13 @@ int ack_failed(MPI_Comm comm, std::vector<int>& failed) {
   return MPI_SUCCESS;
 }
 
-int get_failed(MPI_Comm comm, std::vector<int>& failed) {
-  MPI_Group group = MPI_GROUP_NULL;
-#if FX_HAVE_MPIX_COMM_GET_FAILED
-  int rc = MPIX_Comm_get_failed(comm, &group);
-#else
-  int rc = MPIX_Comm_failure_ack(comm);
-  if (rc == MPI_SUCCESS) rc = MPIX_Comm_failure_get_acked(comm, &group);
-#endif
-  if (rc != MPI_SUCCESS) return rc;
-  failed = group_ranks_in(group, comm);
-  MPI_Group_free(&group);
-  return MPI_SUCCESS;
+int ack_failed(MPI_Comm comm, std::vector<int>& failed) { return failed_ranks(comm, true, failed); }
+int get_failed(MPI_Comm comm, std::vector<int>& failed) { return failed_ranks(comm, false, failed); }
+
+bool comm_revoked(MPI_Comm comm) {
+  int flag = 0;
+  if (comm != MPI_COMM_NULL) MPIX_Comm_is_revoked(comm, &flag);
+  return flag != 0;
 }
 
 #else  // pass-through: no fault tolerance
@@ -111,10 +111,38 @@ int get_failed(MPI_Comm, std::vector<int>& failed) {
   failed.clear();
   return MPI_SUCCESS;
 }
+bool comm_revoked(MPI_Comm) { return false; }
 
 #endif
 
 bool is_failure(int rc) { return is_proc_failed(rc) || is_revoked(rc); }
+
+Agreement agree_value(MPI_Comm comm, int flag) {
+  auto* cell = new int(flag);
+  Agreement a;
+  a.rc = agree(comm, cell);
+  a.flag = *cell;
+  if (a.rc == MPI_SUCCESS) delete cell;  // else ERA may still write it: left behind
+  return a;
+}
+
+Agreement agree_polled(MPI_Comm comm, int flag, const std::function<bool()>& keep_waiting) {
+  auto* cell = new int(flag);  // deleted only after a normal completion
+  MPI_Request req = MPI_REQUEST_NULL;
+  Agreement a;
+  a.rc = iagree(comm, cell, &req);
+  for (int done = a.rc != MPI_SUCCESS; !done;) {
+    a.rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (a.rc != MPI_SUCCESS) break;
+    if (!done && !keep_waiting()) {
+      a.abandoned = true;  // the request stays on a communicator the repair replaces
+      return a;
+    }
+  }
+  a.flag = *cell;
+  if (a.rc == MPI_SUCCESS) delete cell;
+  return a;
+}
 
 std::string error_name(int rc) {
   if (rc == MPI_SUCCESS) return "MPI_SUCCESS";

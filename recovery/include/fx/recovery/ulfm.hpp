@@ -5,6 +5,7 @@
 // pass-through mode: a failure ends the job with a message.
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,25 @@ int revoke(MPI_Comm comm);
 int shrink(MPI_Comm comm, MPI_Comm* newcomm);
 int agree(MPI_Comm comm, int* flag);
 int iagree(MPI_Comm comm, int* flag, MPI_Request* request);
+// MPIX_Comm_is_revoked (false without ULFM).
+bool comm_revoked(MPI_Comm comm);
+
+// An agreement on `flag` (bitwise AND over the live processes), the one
+// place fx agrees. Open MPI's agreement (ERA) can write its result after it
+// returned an error, so the value lives in a heap cell that is left behind
+// (leaked) unless the agreement completed normally.
+struct Agreement {
+  int rc = MPI_SUCCESS;    // as MPIX_Comm_agree returns it (PROC_FAILED still agrees the flag)
+  int flag = 0;
+  bool abandoned = false;  // keep_waiting said stop: request and cell left behind
+};
+Agreement agree_value(MPI_Comm comm, int flag);
+// The same, nonblocking underneath: MPIX_Comm_iagree polled, with
+// keep_waiting() called between polls (a revoke does not interrupt an
+// agreement, so callers watch for a repair starting elsewhere, deadlines,
+// ...). keep_waiting may throw: the cell is left behind then too.
+Agreement agree_polled(MPI_Comm comm, int flag, const std::function<bool()>& keep_waiting);
+
 // Acknowledge the failures this process knows of and return them as ranks
 // of comm (so MPI_ANY_SOURCE receives work again).
 int ack_failed(MPI_Comm comm, std::vector<int>& failed_ranks);
