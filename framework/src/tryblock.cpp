@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <memory>
 
@@ -114,6 +115,9 @@ struct TryFrame {
   double deadline = 0;
   unsigned errors = 0;             // TryError bits asserted here
   bool failure_seen = false;       // a process failure was observed here
+  // The body threw what no retry can fix (a usage error, a non-fx
+  // exception): the block ends on every rank and this rethrows it.
+  std::exception_ptr fatal;
   bool suspect = false;            // comm is or may be revoked
   bool skip_body = false;          // synchronous admission failed
   bool gave_up = false;            // this rank revoked comm: the others were late
@@ -149,7 +153,8 @@ constexpr unsigned kClean = 1u << 1;       // comm not revoked as far as I know
 constexpr unsigned kNoRecovery = 1u << 2;  // my runtime has no failure pending
 constexpr unsigned kNoRollback = 1u << 3;  // this block did not roll back here before
 constexpr unsigned kPrintShift = 4;
-constexpr unsigned kSpare = 0xfff00000u;  // unused bits stay 1 under AND
+constexpr unsigned kNoFatal = 1u << 20;  // no rank's body threw an error no retry can fix
+constexpr unsigned kSpare = 0xffe00000u;  // unused bits stay 1 under AND
 // Detail agreements: 6 fields of 5 error bits per agreement, OR-ed through
 // AND of complements, plus two flags.
 constexpr int kFieldsPerAgree = 6;
@@ -293,7 +298,8 @@ bool remembers_rollback(const TryFrame& f) {
 unsigned first_flag(const TryFrame& f, bool ok) {
   const unsigned fp = fingerprint(f);
   unsigned flag = kSpare | (fp << kPrintShift) | ((~fp & 0xffu) << (kPrintShift + 8));
-  if (ok) flag |= kOk;
+  if (ok && !f.fatal) flag |= kOk;
+  if (!f.fatal) flag |= kNoFatal;
   if (!f.suspect) flag |= kClean;
   if (!f.rt.failing()) flag |= kNoRecovery;
   if (!remembers_rollback(f)) flag |= kNoRollback;
@@ -347,12 +353,15 @@ void run_body(TryFrame& f, const TryBody& body) {
   } catch (const ProcessFailure& e) {
     f.failure_seen = true;
     log::debug("TryBlock '{}': {}", f.name, e.what());
-  } catch (const std::exception& e) {
+  } catch (const UsageError&) {
+    f.fatal = std::current_exception();  // a bug in the app, not a transient error
+  } catch (const ConfigError&) {
+    f.fatal = std::current_exception();
+  } catch (const Error& e) {
     f.errors |= bit(TryError::unknown);
     log::warn("TryBlock '{}' (attempt {}): the body threw: {}", f.name, f.attempt, e.what());
   } catch (...) {
-    f.errors |= bit(TryError::unknown);
-    log::warn("TryBlock '{}' (attempt {}): the body threw a non-standard exception", f.name, f.attempt);
+    f.fatal = std::current_exception();  // std::exception or anything else: not fx's to retry
   }
   f.state.top = outer;
 }
@@ -363,8 +372,19 @@ struct Decision {
   bool suspect = false;   // the comm must be rebuilt
   bool mismatch = false;  // ranks entered different blocks
   bool rolled_back_before = false;
+  bool fatal = false;     // some rank's body threw an error no retry can fix
   std::vector<std::vector<TryRankError>> errors;  // per frame: the block, then its deferred blocks
 };
+
+// Every rank learnt in the commit that some body threw an error no retry
+// can fix. The thrower rethrows it (the job ends with its message, as for
+// any error); the others join the repair that ends the job.
+[[noreturn]] void end_block_fatally(TryFrame& f) {
+  if (f.fatal) std::rethrow_exception(f.fatal);
+  f.rt.on_failure(f.comm.raw(), MPI_ERR_OTHER, "a TryBlock body's error");
+  FX_THROW(ProcessFailure,
+           fmt::format("TryBlock '{}': the body threw an error no retry can fix on another rank", f.name), {});
+}
 
 Decision decide(TryFrame& f) {
   std::vector<TryFrame*> frames{&f};
@@ -388,6 +408,7 @@ Decision decide(TryFrame& f) {
   d.suspect = !(a.flag & kClean);
   d.mismatch = !fingerprints_match(a.flag);
   d.rolled_back_before = !(a.flag & kNoRollback);
+  d.fatal = !(a.flag & kNoFatal);
   d.errors.assign(frames.size(), {});
   if ((a.flag & kOk) && !d.failed && !d.mismatch) {
     d.committed = true;
@@ -558,6 +579,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
       throw;
     }
     release(f);
+    if (d.fatal) end_block_fatally(f);
     for (std::size_t b = 1; b < d.errors.size(); ++b) {
       TryOutcome in = outcome_of(f.deferred[b - 1]->name, d.errors[b]);
       in.committed = d.committed;
