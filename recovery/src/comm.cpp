@@ -30,18 +30,27 @@ void Comm::check(int rc, const char* call, const char* file, int line) const {
     throw ProcessFailure(fmt::format("{} returned {}", call, ulfm::error_name(rc)), std::move(failed), file,
                          line);
   }
-  throw MpiError(fmt::format("{} ({})", call, ulfm::error_name(rc)), rc, file, line);
+  throw MpiError(fmt::format("{} at {}:{} ({})", call, file, line, ulfm::error_name(rc)), rc, file, line);
 }
 
-void Comm::wait(Request& r) const {
-  check(MPI_Wait(&r.req_, MPI_STATUS_IGNORE), "MPI_Wait", __FILE__, __LINE__);
+void Comm::wait(Request& r, CallSite site) const {
+  check(MPI_Wait(&r.req_, MPI_STATUS_IGNORE), "MPI_Wait", site.file, site.line);
 }
 
-void Comm::wait_all(std::vector<Request>& rs) const {
-  for (auto& r : rs) wait(r);
+void Comm::wait_all(std::vector<Request>& rs, CallSite site) const {
+  for (auto& r : rs) wait(r, site);
 }
 
-void Comm::barrier() const { check(MPI_Barrier(raw()), "MPI_Barrier", __FILE__, __LINE__); }
+void Comm::barrier(CallSite site) const { check(MPI_Barrier(raw()), "MPI_Barrier", site.file, site.line); }
+
+namespace detail {
+void throw_count_too_large(const char* call, std::size_t count, const char* type, CallSite site) {
+  throw UsageError(fmt::format("{}:{}: fx::Comm: {} of {} {} refused: MPI counts are int, at most {}; split the "
+                               "message",
+                               site.file, site.line, call, count, type, INT_MAX),
+                   site.file, site.line);
+}
+}  // namespace detail
 
 int Comm::agree(int flag) const {
   // A revoke does not interrupt an agreement: leave it when a repair

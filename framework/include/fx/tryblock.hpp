@@ -105,13 +105,13 @@ class TryScope {
   double remaining() const;  // seconds left before the block times out
 
   template <class T>
-  void isend(const T* buf, std::size_t n, int dest, int tag) {
-    auto [c, t] = detail::mpi_buffer<T>(n);
+  void isend(const T* buf, std::size_t n, int dest, int tag, CallSite site = {}) {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Isend", site);
     start(buf, c, t, dest, tag, true);
   }
   template <class T>
-  void irecv(T* buf, std::size_t n, int src, int tag) {
-    auto [c, t] = detail::mpi_buffer<T>(n);
+  void irecv(T* buf, std::size_t n, int src, int tag, CallSite site = {}) {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Irecv", site);
     start(buf, c, t, src, tag, false);
   }
   // Complete the messages started so far, waiting at most timeout_s (< 0:

@@ -6,14 +6,31 @@
 #include <fx/error.hpp>
 #include <mpi.h>
 
+#include <climits>
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 namespace fx {
+
+// Where the application called an fx::Comm function: its errors name that
+// place, not this header. A defaulted last argument, filled in at the call.
+struct CallSite {
+#if defined(__GNUC__) || defined(__clang__)
+  CallSite(const char* f = __builtin_FILE(), int l = __builtin_LINE()) : file(f), line(l) {}
+#else
+  CallSite(const char* f = "<unknown>", int l = 0) : file(f), line(l) {}
+#endif
+  const char* file;
+  int line;
+};
+
 namespace detail {
+
+[[noreturn]] void throw_count_too_large(const char* call, std::size_t count, const char* type, CallSite site);
 
 // Implemented by the runtime: called once per failed call, before the throw.
 class FailureHandler {
@@ -51,12 +68,16 @@ MPI_Datatype mpi_type() {
 }
 
 // (count, type) for a buffer of n T's: typed when MPI knows T, else bytes.
+// MPI counts are ints: a larger one is refused, never truncated.
 template <class T>
-std::pair<int, MPI_Datatype> mpi_buffer(std::size_t n) {
+std::pair<int, MPI_Datatype> mpi_buffer(std::size_t n, const char* call, CallSite site) {
   static_assert(std::is_trivially_copyable_v<T>, "fx::Comm sends trivially copyable types only");
   const MPI_Datatype t = mpi_type<T>();
-  if (t != MPI_DATATYPE_NULL) return {static_cast<int>(n), t};
-  return {static_cast<int>(n * sizeof(T)), MPI_BYTE};
+  const std::size_t count = t != MPI_DATATYPE_NULL ? n : n * sizeof(T);
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    throw_count_too_large(call, count, t != MPI_DATATYPE_NULL ? "elements" : "bytes", site);
+  }
+  return {static_cast<int>(count), t != MPI_DATATYPE_NULL ? t : MPI_BYTE};
 }
 
 }  // namespace detail
@@ -91,72 +112,73 @@ class Comm {
   void check(int rc, const char* call, const char* file, int line) const;
 
   template <class T>
-  void send(const T* buf, std::size_t n, int dest, int tag) const {
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Send(buf, c, t, dest, tag, raw()), "MPI_Send", __FILE__, __LINE__);
+  void send(const T* buf, std::size_t n, int dest, int tag, CallSite site = {}) const {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Send", site);
+    check(MPI_Send(buf, c, t, dest, tag, raw()), "MPI_Send", site.file, site.line);
   }
   template <class T>
-  void recv(T* buf, std::size_t n, int src, int tag) const {
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Recv(buf, c, t, src, tag, raw(), MPI_STATUS_IGNORE), "MPI_Recv", __FILE__, __LINE__);
+  void recv(T* buf, std::size_t n, int src, int tag, CallSite site = {}) const {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Recv", site);
+    check(MPI_Recv(buf, c, t, src, tag, raw(), MPI_STATUS_IGNORE), "MPI_Recv", site.file, site.line);
   }
   template <class T>
-  Request isend(const T* buf, std::size_t n, int dest, int tag) const {
+  Request isend(const T* buf, std::size_t n, int dest, int tag, CallSite site = {}) const {
     Request r;
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Isend(buf, c, t, dest, tag, raw(), &r.req_), "MPI_Isend", __FILE__, __LINE__);
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Isend", site);
+    check(MPI_Isend(buf, c, t, dest, tag, raw(), &r.req_), "MPI_Isend", site.file, site.line);
     return r;
   }
   template <class T>
-  Request irecv(T* buf, std::size_t n, int src, int tag) const {
+  Request irecv(T* buf, std::size_t n, int src, int tag, CallSite site = {}) const {
     Request r;
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Irecv(buf, c, t, src, tag, raw(), &r.req_), "MPI_Irecv", __FILE__, __LINE__);
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Irecv", site);
+    check(MPI_Irecv(buf, c, t, src, tag, raw(), &r.req_), "MPI_Irecv", site.file, site.line);
     return r;
   }
   template <class T>
-  void sendrecv(const T* sbuf, std::size_t sn, int dest, T* rbuf, std::size_t rn, int src, int tag) const {
-    auto [sc, st] = detail::mpi_buffer<T>(sn);
-    auto [rc, rt] = detail::mpi_buffer<T>(rn);
+  void sendrecv(const T* sbuf, std::size_t sn, int dest, T* rbuf, std::size_t rn, int src, int tag,
+                CallSite site = {}) const {
+    auto [sc, st] = detail::mpi_buffer<T>(sn, "MPI_Sendrecv", site);
+    auto [rc, rt] = detail::mpi_buffer<T>(rn, "MPI_Sendrecv", site);
     check(MPI_Sendrecv(sbuf, sc, st, dest, tag, rbuf, rc, rt, src, tag, raw(), MPI_STATUS_IGNORE),
-          "MPI_Sendrecv", __FILE__, __LINE__);
+          "MPI_Sendrecv", site.file, site.line);
   }
-  void wait(Request& r) const;
-  void wait_all(std::vector<Request>& rs) const;
+  void wait(Request& r, CallSite site = {}) const;
+  void wait_all(std::vector<Request>& rs, CallSite site = {}) const;
 
   template <class T>
-  void allreduce(const T* in, T* out, std::size_t n, MPI_Op op) const {
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, c, t, op, raw()), "MPI_Allreduce", __FILE__,
-          __LINE__);
+  void allreduce(const T* in, T* out, std::size_t n, MPI_Op op, CallSite site = {}) const {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Allreduce", site);
+    check(MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, c, t, op, raw()), "MPI_Allreduce", site.file,
+          site.line);
   }
   template <class T>
-  T allreduce(T value, MPI_Op op) const {
-    allreduce(&value, &value, 1, op);
+  T allreduce(T value, MPI_Op op, CallSite site = {}) const {
+    allreduce(&value, &value, 1, op, site);
     return value;
   }
   template <class T>
-  void bcast(T* buf, std::size_t n, int root) const {
-    auto [c, t] = detail::mpi_buffer<T>(n);
-    check(MPI_Bcast(buf, c, t, root, raw()), "MPI_Bcast", __FILE__, __LINE__);
+  void bcast(T* buf, std::size_t n, int root, CallSite site = {}) const {
+    auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Bcast", site);
+    check(MPI_Bcast(buf, c, t, root, raw()), "MPI_Bcast", site.file, site.line);
   }
   template <class T>
-  std::vector<T> allgather(const T& value) const {
+  std::vector<T> allgather(const T& value, CallSite site = {}) const {
     std::vector<T> out(static_cast<std::size_t>(size()));
-    auto [c, t] = detail::mpi_buffer<T>(1);
-    check(MPI_Allgather(&value, c, t, out.data(), c, t, raw()), "MPI_Allgather", __FILE__, __LINE__);
+    auto [c, t] = detail::mpi_buffer<T>(1, "MPI_Allgather", site);
+    check(MPI_Allgather(&value, c, t, out.data(), c, t, raw()), "MPI_Allgather", site.file, site.line);
     return out;
   }
   // Gather one value per rank to `root` in rank order (a fixed-order basis
   // for reductions whose result must not depend on who holds which rank).
   template <class T>
-  std::vector<T> gather(const T& value, int root) const {
+  std::vector<T> gather(const T& value, int root, CallSite site = {}) const {
     std::vector<T> out(rank() == root ? static_cast<std::size_t>(size()) : 0);
-    auto [c, t] = detail::mpi_buffer<T>(1);
-    check(MPI_Gather(&value, c, t, out.data(), c, t, root, raw()), "MPI_Gather", __FILE__, __LINE__);
+    auto [c, t] = detail::mpi_buffer<T>(1, "MPI_Gather", site);
+    check(MPI_Gather(&value, c, t, out.data(), c, t, root, raw()), "MPI_Gather", site.file, site.line);
     return out;
   }
-  void barrier() const;
+  void barrier(CallSite site = {}) const;
   // ULFM agreement (bitwise AND of flag over live ranks); throws on failure,
   // and leaves (throwing ProcessFailure) when the handler reports a repair
   // under way elsewhere.
