@@ -69,7 +69,10 @@ bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance
     const int h = buddy_of(q, n, distance);
     if (held_slot(all, h, q, it)) continue;
     rp.protect_to = h;
-    rp.protect_from = rp.source == Source::own ? q : rp.holder;
+    // From q's own copy (restored by then), never from a holder's held copy:
+    // a holder that is itself a protect_to has its held copy replaced by
+    // that receive before the sends start (issue 14).
+    rp.protect_from = q;
   }
   return true;
 }

@@ -38,7 +38,7 @@ struct RankPlan {
   std::uint64_t bytes = 0;       // buddy: this rank's image size; parity: the stripe
   std::uint64_t header = 0;      // buddy: header bytes of that image
   int protect_to = -1;           // buddy: who must get a fresh copy of this rank's image
-  int protect_from = -1;         // ... sent by this rank or by its holder
+  int protect_from = -1;         // ... sent by this rank, from its (restored) own copy
 };
 
 struct RestorePlan {

@@ -211,16 +211,16 @@ void DataStore::Impl::start_protect(const detail::RestorePlan& plan, Side side) 
   const bool send = side == Side::send;
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    // Always from the own image: this rank's held copy may be the buffer
+    // the receive side has just replaced.
     if (send && rp.protect_from == r) {
       Slot* s = find(it);
-      const bool own = q == r;
-      if (!s || (own ? !s->own_ok : (!s->held_ok || s->held_rank != q))) {
+      if (q != r || !s || !s->own_ok) {
         FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}",
                                               q, it));
       }
       Transfer x(comm, orphans);
-      if (own) x.send(s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect);
-      else x.send(s->held.data(), s->held.size(), rp.protect_to, detail::kTagProtect);
+      x.send(s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect);
       background.push_back({x.release(), nullptr});
     }
     if (!send && rp.protect_to == r) {

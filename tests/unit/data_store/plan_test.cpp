@@ -125,7 +125,32 @@ TEST(Plan, CopyHeldAtAnOldDistanceIsFound) {
   EXPECT_EQ(plan.iteration, 10);
   EXPECT_EQ(plan.ranks[0].holder, 2);
   EXPECT_EQ(plan.ranks[0].protect_to, 1);
-  EXPECT_EQ(plan.ranks[0].protect_from, 2);
+  EXPECT_EQ(plan.ranks[0].protect_from, 0);
+}
+
+// Issue 14: a spare takes a rank and the distance changes (node-aware
+// placement). A rank that must receive a fresh held copy loses the one it
+// holds to that receive, so it must never be asked to re-send it: every
+// fresh copy comes from the rank's own restored image.
+TEST(Plan, FreshCopiesNeverComeFromAHeldCopyBeingReplaced) {
+  for (int n : {4, 6}) {
+    for (int old_d = 1; old_d < n; ++old_d) {
+      for (int new_d = 1; new_d < n; ++new_d) {
+        for (int lost = 0; lost < n; ++lost) {
+          auto all = buddy_ring(n, old_d, {2200});
+          all[static_cast<std::size_t>(lost)] = Inventory{};  // a spare took it
+          const auto plan = fx::detail::plan_restore(all, new_d, false, 0);
+          ASSERT_EQ(plan.iteration, 2200);
+          for (int q = 0; q < n; ++q) {
+            const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+            if (rp.protect_to < 0) continue;
+            EXPECT_EQ(rp.protect_from, q)
+                << "n " << n << " distance " << old_d << "->" << new_d << " lost " << lost;
+          }
+        }
+      }
+    }
+  }
 }
 
 std::vector<Inventory> parity_groups(int n, std::int64_t it) {
