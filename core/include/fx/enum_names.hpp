@@ -1,0 +1,57 @@
+#pragma once
+// One enum <-> string facility for every typed setting in fx's API (config
+// values, report fields, phases). An enum opts in with FX_ENUM_NAMES at
+// namespace scope, next to its declaration:
+//
+//   enum class Scheme { buddy, parity };
+//   FX_ENUM_NAMES(fx::Scheme, {fx::Scheme::buddy, "buddy"}, {fx::Scheme::parity, "parity"})
+//
+// and then: fx::to_string(Scheme::buddy) == "buddy",
+// fx::from_string<Scheme>("parity") == Scheme::parity (std::nullopt for an
+// unknown name), fx::enum_choices<Scheme>() == "buddy | parity" (for error
+// messages and docs).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace fx {
+
+// Specialised by FX_ENUM_NAMES; `names` lists every enumerator once.
+template <class E>
+struct EnumNames;
+
+template <class E>
+std::string_view to_string(E value) {
+  for (const auto& [v, name] : EnumNames<E>::names)
+    if (v == value) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> from_string(std::string_view text) {
+  for (const auto& [v, name] : EnumNames<E>::names)
+    if (name == text) return v;
+  return std::nullopt;
+}
+
+// "a | b | c", in declaration order.
+template <class E>
+std::string enum_choices() {
+  std::string out;
+  for (const auto& [v, name] : EnumNames<E>::names) {
+    (void)v;
+    if (!out.empty()) out += " | ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace fx
+
+// At global namespace scope, with E fully qualified.
+#define FX_ENUM_NAMES(E, ...)                                                \
+  template <>                                                                \
+  struct fx::EnumNames<E> {                                                  \
+    static constexpr std::pair<E, std::string_view> names[] = {__VA_ARGS__}; \
+  };
