@@ -2,8 +2,16 @@
 # The fx launcher: mpiexec with ULFM on, oversubscription allowed, a hard
 # time limit, and an exit status that tells the truth about failures.
 #
-#   scripts/launch.sh -n N [-s S] [-t SECONDS] [--] program [args...]
+#   scripts/launch.sh -n N [-s S] [-t SECONDS] [--hostfile FILE] [--] program [args...]
 #   (./fx run in the repository; fx-run from an installed fx)
+#
+# Several hosts: --hostfile FILE (or FX_HOSTFILE), or inside a Slurm
+# allocation the allocation's nodes (SLURM_JOB_NODELIST, expanded by
+# `scontrol show hostnames`). Ranks are then mapped round-robin over the
+# nodes (--map-by node), Open MPI is started on them from this MPI's
+# prefix with PATH and fx's environment, and FX_NET (a CIDR such as
+# 10.1.0.0/16) picks the interface for MPI and runtime traffic (TCP).
+# FX_MPIEXEC_ARGS adds mpiexec options of your own (whitespace-separated).
 #
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
@@ -14,8 +22,8 @@ set -uo pipefail
 # <prefix>/libexec/fx/env.sh (this build's MPI on PATH) when installed.
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
-usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--] program [args...]" >&2; exit 2; }
-n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}
+usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--hostfile FILE] [--] program [args...]" >&2; exit 2; }
+n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}; hostfile=${FX_HOSTFILE:-}
 # Where each value came from, for error messages.
 n_from="-n"; s_from="-s"; t_from="-t"
 [ -n "${FX_SPARES:-}" ] && s_from="FX_SPARES (environment)"
@@ -25,6 +33,7 @@ while [ $# -gt 0 ]; do
     -n) n=${2:-}; shift 2 ;;
     -s) s=${2:-}; s_from="-s"; shift 2 ;;
     -t) t=${2:-}; t_from="-t"; shift 2 ;;
+    --hostfile) hostfile=${2:-}; shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     -*) echo "fx run: unknown option '$1'" >&2; usage ;;
@@ -43,11 +52,34 @@ total=$((n + s))
 export FX_SPARES=$s
 status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
 export FX_STATUS_FILE=$status_file
-trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.*' EXIT
+trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.* "$status_file".hosts' EXIT
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
 while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^FX_[A-Z0-9_]*=')
+
+# Several hosts: where the ranks go and what Open MPI needs there.
+hosts_=()
+local_ranks=$total
+if [ -z "$hostfile" ] && [ -n "${SLURM_JOB_NODELIST:-}" ] && command -v scontrol >/dev/null; then
+  hostfile=$status_file.hosts
+  per=$(( (total + ${SLURM_JOB_NUM_NODES:-1} - 1) / ${SLURM_JOB_NUM_NODES:-1} ))
+  scontrol show hostnames "$SLURM_JOB_NODELIST" | sed "s/\$/ slots=$per/" >"$hostfile" ||
+    { echo "fx run: scontrol show hostnames '$SLURM_JOB_NODELIST' failed" >&2; exit 2; }
+fi
+if [ -n "$hostfile" ]; then
+  [ -r "$hostfile" ] || { echo "fx run: --hostfile '$hostfile' is not a readable file" >&2; exit 2; }
+  mpi_prefix=$(cd "$(dirname "$(command -v mpiexec)")/.." && pwd)
+  hosts_=(--hostfile "$hostfile" --map-by node --prefix "$mpi_prefix"
+          -x PATH -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
+  if [ -n "${FX_NET:-}" ]; then
+    hosts_+=(--mca btl tcp,self --mca btl_tcp_if_include "$FX_NET" --mca oob_tcp_if_include "$FX_NET"
+             --prtemca oob_tcp_if_include "$FX_NET")
+  fi
+  local_ranks=0   # ranks on other hosts are no children of this mpiexec
+fi
+# shellcheck disable=SC2206  # whitespace-separated options by design
+extra_=(${FX_MPIEXEC_ARGS:-})
 
 # Local deaths are seen by the launcher at once; the heartbeat detector is
 # for remote nodes (FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT, seconds).
@@ -96,9 +128,9 @@ startup_reset() {
   startup_t0=$(date +%s); live_since=$startup_t0
 }
 startup_count() { local f n=0; for f in "$status_file".up.*; do [ -e "$f" ] && n=$((n + 1)); done; echo "$n"; }
-# Ranks expected as children of mpiexec on this host (all of them unless a
-# hostfile spreads them; 0: unknown, only a drop or the time-out counts).
-local_ranks=${local_ranks:-$total}
+# local_ranks (above): ranks expected as children of mpiexec on this host
+# (all of them unless a hostfile spreads them; 0: unknown, only a drop or
+# the time-out counts).
 # Returns 1 when the job must end: a process was lost during start-up.
 startup_watch() {
   [ "$started" -eq 1 ] && return 0
@@ -135,7 +167,7 @@ launch() {
   # the exit check below.
   exec {errfd}> >(tee "$start_log" >&2)
   setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
-    "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" &
+    "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" &
   pid=$!
   exec {errfd}>&-
   (

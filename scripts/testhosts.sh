@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# testhosts.sh: real test hosts on this machine for multi-host runs.
+#
+#   scripts/testhosts.sh up N         N hosts fxh1..fxhN (replaces any left over)
+#   scripts/testhosts.sh down         kill every process on them, remove everything
+#   scripts/testhosts.sh status       hosts, addresses, live process counts
+#   scripts/testhosts.sh hostfile [S] an Open MPI hostfile (S slots per host, 4)
+#   scripts/testhosts.sh env [S]      the launcher's settings for these hosts
+#                                     (FX_HOSTFILE, FX_NET, FX_MPIEXEC_ARGS),
+#                                     to eval: eval "$(scripts/testhosts.sh env)"
+#   scripts/testhosts.sh kill HOST    the host is lost: SIGKILL everything on
+#                                     it (sshd, its sessions, prted, ranks) and
+#                                     delete its node-local directory
+#   scripts/testhosts.sh silence HOST its link goes down (a silent host)
+#   scripts/testhosts.sh pids HOST    the processes running on it
+#   scripts/testhosts.sh run HOST CMD run a command on it (as its sshd would)
+#
+# A host is a network namespace on the private bridge fxbr0 (subnet
+# FX_TESTHOSTS_NET, default 10.231.77.0/24; this machine is .1), with its
+# own hostname (a UTS namespace) and its own sshd (Debian's openssh-server)
+# for Open MPI's ssh launcher: root key login, with a key this script makes.
+# The filesystem and PID namespace are the machine's; /dev/shm/fx-hosts/HOST
+# stands for the host's node-local storage. Traffic goes only to these
+# hosts' own addresses. Needs root and `ip netns`: `status` exits 77 when
+# they are missing, so tests can skip cleanly.
+set -euo pipefail
+state=${FX_TESTHOSTS_STATE:-/run/fx-testhosts}
+net=${FX_TESTHOSTS_NET:-10.231.77}
+local_root=${FX_NODE_LOCAL_ROOT:-/dev/shm/fx-hosts}
+bridge=fxbr0
+hosts_tag="# fx-testhosts"
+
+die() { echo "testhosts: $*" >&2; exit 1; }
+usable() {
+  [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && [ -x /usr/sbin/sshd ] &&
+    command -v unshare >/dev/null && ip netns list >/dev/null 2>&1
+}
+hosts() { [ -f "$state/hosts" ] && cat "$state/hosts" || true; }
+addr_of() { echo "$net.$((10 + ${1#fxh}))"; }
+ns_of() { echo "fx-$1"; }
+known() { hosts | grep -qx "$1" || die "no test host '$1' (up: $(hosts | tr '\n' ' '))"; }
+
+kill_host_procs() {  # every process in the host's network namespace
+  local ns; ns=$(ns_of "$1")
+  local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
+  for _ in $(seq 50); do
+    [ -z "$(ip netns pids "$ns" 2>/dev/null || true)" ] && return 0
+    sleep 0.1
+  done
+  echo "testhosts: processes left on $1: $(ip netns pids "$ns" | tr '\n' ' ')" >&2
+}
+
+down() {
+  local h
+  for h in $(hosts); do
+    kill_host_procs "$h"
+    ip netns del "$(ns_of "$h")" 2>/dev/null || true
+    ip link del "fxv${h#fxh}" 2>/dev/null || true
+    rm -rf "${local_root:?}/$h"
+  done
+  ip link del "$bridge" 2>/dev/null || true
+  if grep -q "$hosts_tag" /etc/hosts 2>/dev/null; then
+    grep -v "$hosts_tag" /etc/hosts >/etc/hosts.fx-tmp && cat /etc/hosts.fx-tmp >/etc/hosts
+    rm -f /etc/hosts.fx-tmp
+  fi
+  rm -rf "$state"
+}
+
+write_ssh_files() {
+  mkdir -p "$state" /run/sshd
+  chmod 700 "$state"
+  [ -f "$state/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -f "$state/id_ed25519"
+  [ -f "$state/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$state/host_key"
+  cp "$state/id_ed25519.pub" "$state/authorized_keys"
+  # Open MPI's ssh launcher runs this (one word, no quoting to get wrong).
+  printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$state/ssh_config" >"$state/ssh"
+  chmod +x "$state/ssh"
+  cat >"$state/ssh_config" <<EOF
+Host fxh* $net.*
+  User root
+  IdentityFile $state/id_ed25519
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  BatchMode yes
+  ConnectTimeout 5
+  ServerAliveInterval 2
+  ServerAliveCountMax 3
+EOF
+}
+
+start_host() {
+  local h=$1 i=${1#fxh} ns addr
+  ns=$(ns_of "$h"); addr=$(addr_of "$h")
+  ip netns add "$ns"
+  ip link add "fxv$i" type veth peer name eth0 netns "$ns"
+  ip link set "fxv$i" master "$bridge" up
+  ip -n "$ns" addr add "$addr/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+  mkdir -p "$local_root/$h"
+  cat >"$state/$h.sshd_config" <<EOF
+ListenAddress $addr
+HostKey $state/host_key
+PidFile $state/$h.sshd.pid
+AuthorizedKeysFile $state/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxStartups 100:30:200
+MaxSessions 100
+EOF
+  # The hostname lives in a UTS namespace of its own; sshd and everything
+  # it starts (prted, the ranks) inherit both namespaces.
+  ip netns exec "$ns" unshare --uts sh -c \
+    "hostname $h && exec /usr/sbin/sshd -f '$state/$h.sshd_config' -E '$state/$h.sshd.log'"
+}
+
+up() {
+  local n=${1:?usage: testhosts.sh up N}
+  [[ "$n" =~ ^[1-9][0-9]?$ ]] || die "up: expected a host count 1..99, got '$n'"
+  usable || die "needs root, iproute2 (ip netns), unshare and openssh-server (./fx setup)"
+  down
+  write_ssh_files
+  ip link add "$bridge" type bridge
+  ip addr add "$net.1/24" dev "$bridge"
+  ip link set "$bridge" up
+  : >"$state/hosts"
+  local i
+  for i in $(seq "$n"); do
+    start_host "fxh$i"
+    echo "fxh$i" >>"$state/hosts"
+    echo "$(addr_of "fxh$i") fxh$i $hosts_tag" >>/etc/hosts
+  done
+  for i in $(seq "$n"); do  # sshd answers before we return
+    for _ in $(seq 50); do
+      ssh -F "$state/ssh_config" "fxh$i" true 2>/dev/null && break
+      sleep 0.1
+    done
+    ssh -F "$state/ssh_config" "fxh$i" true || die "fxh$i: sshd does not answer (see $state/fxh$i.sshd.log)"
+  done
+  echo "testhosts: up: $(hosts | tr '\n' ' ')on $net.0/24"
+}
+
+case "${1:-}" in
+  up) up "${2:-}" ;;
+  down) down ;;
+  status)
+    usable || { echo "testhosts: unavailable (needs root, ip netns, sshd)"; exit 77; }
+    for h in $(hosts); do
+      echo "$h $(addr_of "$h") processes=$(ip netns pids "$(ns_of "$h")" 2>/dev/null | wc -l)"
+    done ;;
+  hostfile)
+    for h in $(hosts); do echo "$h slots=${2:-4}"; done ;;
+  env)
+    [ -s "$state/hosts" ] || die "no test hosts are up (testhosts.sh up N)"
+    for h in $(hosts); do echo "$h slots=${2:-4}"; done >"$state/hostfile"
+    echo "export FX_HOSTFILE=$state/hostfile FX_NET=$net.0/24 FX_MPIEXEC_ARGS='--prtemca plm_ssh_agent $state/ssh'" ;;
+  kill)
+    known "${2:-}"
+    kill_host_procs "$2"
+    rm -rf "${local_root:?}/$2" ;;
+  silence)
+    known "${2:-}"
+    ip -n "$(ns_of "$2")" link set eth0 down ;;
+  pids)
+    known "${2:-}"
+    ip netns pids "$(ns_of "$2")" ;;
+  run)
+    known "${2:-}"
+    h=$2; shift 2
+    exec ssh -F "$state/ssh_config" "$h" "$@" ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
