@@ -2,7 +2,7 @@
 # The fx launcher: mpiexec with ULFM on, oversubscription allowed, a hard
 # time limit, and an exit status that tells the truth about failures.
 #
-#   scripts/launch.sh -n N [-s S] [-t SECONDS] [--hostfile FILE] [--] program [args...]
+#   scripts/launch.sh -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise ...] [--] program [args...]
 #   (./fx run in the repository; fx-run from an installed fx)
 #
 # Several hosts: --hostfile FILE (or FX_HOSTFILE), or inside a Slurm
@@ -12,6 +12,10 @@
 # prefix with PATH and fx's environment, and FX_NET (a CIDR such as
 # 10.1.0.0/16) picks the interface for MPI and runtime traffic (TCP).
 # FX_MPIEXEC_ARGS adds mpiexec options of your own (whitespace-separated).
+#
+# --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog SECONDS]:
+# run the job under scripts/supervise.py, which relaunches it on the live
+# hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost.
 #
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
@@ -23,7 +27,7 @@ set -uo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
 usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--hostfile FILE] [--] program [args...]" >&2; exit 2; }
-n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}; hostfile=${FX_HOSTFILE:-}
+n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}; hostfile=${FX_HOSTFILE:-}; supervise=0; sup_args=()
 # Where each value came from, for error messages.
 n_from="-n"; s_from="-s"; t_from="-t"
 [ -n "${FX_SPARES:-}" ] && s_from="FX_SPARES (environment)"
@@ -34,6 +38,8 @@ while [ $# -gt 0 ]; do
     -s) s=${2:-}; s_from="-s"; shift 2 ;;
     -t) t=${2:-}; t_from="-t"; shift 2 ;;
     --hostfile) hostfile=${2:-}; shift 2 ;;
+    --supervise) supervise=1; shift ;;
+    --spare-hosts|--max-relaunches|--watchdog) sup_args+=("$1" "${2:-}"); shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     -*) echo "fx run: unknown option '$1'" >&2; usage ;;
@@ -47,6 +53,11 @@ for v in n s t; do
 done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
+if [ "$supervise" -eq 1 ]; then
+  exec /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/supervise.py" "${sup_args[@]}" --hostfile "$hostfile" \
+    -n "$n" -s "$s" -t "$t" -- "$@"
+fi
+[ ${#sup_args[@]} -eq 0 ] || { echo "fx run: ${sup_args[0]} needs --supervise" >&2; exit 2; }
 
 total=$((n + s))
 export FX_SPARES=$s
@@ -170,6 +181,8 @@ launch() {
     "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" &
   pid=$!
   exec {errfd}>&-
+  # The supervisor finds the job's leftovers by mpiexec's PMIx namespace.
+  [ -n "${FX_JOB_INFO:-}" ] && echo "mpiexec_pid=$pid" >"$FX_JOB_INFO"
   (
     exec >/dev/null 2>&1   # never hold the caller's pipes open
     sleep "$t" & sp=$!
@@ -181,7 +194,10 @@ launch() {
   # PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
   # about 1 run in 10 at 8+2 after a kill, all ranks gone): once the verdict
   # is written and mpiexec has had no live child for FX_EXIT_GRACE seconds,
-  # stop it and report the verdict.
+  # stop it and report the verdict. On several hosts its children are ssh
+  # sessions, and one to a host that went silent never ends: there the
+  # verdict alone starts the grace period (it is written after every live
+  # process has agreed the job is over).
   grace=${FX_EXIT_GRACE:-5}
   idle_since=""
   stuck=0
@@ -191,7 +207,7 @@ launch() {
       kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
       break
     fi
-    if [ -s "$status_file" ] && ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; then
+    if [ -s "$status_file" ] && { [ -n "$hostfile" ] || ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; }; then
       now_s=$(date +%s)
       idle_since=${idle_since:-$now_s}
       if [ $((now_s - idle_since)) -ge "$grace" ]; then
@@ -223,7 +239,7 @@ for attempt in 1 2 3; do
 done
 rm -f "$start_log"
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
-[ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited; stopped it" >&2
+[ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"
   echo "fx run: time limit of ${t}s reached; job killed" >&2

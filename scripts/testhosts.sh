@@ -12,10 +12,11 @@
 #                                     it (sshd, its sessions, prted, ranks) and
 #                                     delete its node-local directory
 #   scripts/testhosts.sh silence HOST its link goes down (a silent host)
+#   scripts/testhosts.sh revive HOST  a lost host comes back, empty (new boot)
 #   scripts/testhosts.sh pids HOST    the processes running on it
 #   scripts/testhosts.sh run HOST CMD run a command on it (as its sshd would)
 #
-# A host is a network namespace on the private bridge fxbr0 (subnet
+# A host is a network namespace on a private bridge (fxhbr, subnet
 # FX_TESTHOSTS_NET, default 10.231.77.0/24; this machine is .1), with its
 # own hostname (a UTS namespace) and its own sshd (Debian's openssh-server)
 # for Open MPI's ssh launcher: root key login, with a key this script makes.
@@ -24,11 +25,15 @@
 # hosts' own addresses. Needs root and `ip netns`: `status` exits 77 when
 # they are missing, so tests can skip cleanly.
 set -euo pipefail
-state=${FX_TESTHOSTS_STATE:-/run/fx-testhosts}
+# Several independent sets can be up at once: FX_TESTHOSTS_PREFIX names the
+# hosts (<prefix>1..N) and FX_TESTHOSTS_NET their /24 (first three octets).
+prefix=${FX_TESTHOSTS_PREFIX:-fxh}
+[[ "$prefix" =~ ^[a-z][a-z0-9]{0,5}$ ]] || { echo "testhosts: FX_TESTHOSTS_PREFIX expects 1-6 lowercase letters/digits, got '$prefix'" >&2; exit 2; }
+state=/run/fx-testhosts-$prefix
 net=${FX_TESTHOSTS_NET:-10.231.77}
 local_root=${FX_NODE_LOCAL_ROOT:-/dev/shm/fx-hosts}
-bridge=fxbr0
-hosts_tag="# fx-testhosts"
+bridge=${prefix}br
+hosts_tag="# fx-testhosts $prefix"
 
 die() { echo "testhosts: $*" >&2; exit 1; }
 usable() {
@@ -36,7 +41,7 @@ usable() {
     command -v unshare >/dev/null && ip netns list >/dev/null 2>&1
 }
 hosts() { [ -f "$state/hosts" ] && cat "$state/hosts" || true; }
-addr_of() { echo "$net.$((10 + ${1#fxh}))"; }
+addr_of() { echo "$net.$((10 + ${1#"$prefix"}))"; }
 ns_of() { echo "fx-$1"; }
 known() { hosts | grep -qx "$1" || die "no test host '$1' (up: $(hosts | tr '\n' ' '))"; }
 
@@ -56,12 +61,12 @@ down() {
   for h in $(hosts); do
     kill_host_procs "$h"
     ip netns del "$(ns_of "$h")" 2>/dev/null || true
-    ip link del "fxv${h#fxh}" 2>/dev/null || true
+    ip link del "${prefix}v${h#"$prefix"}" 2>/dev/null || true
     rm -rf "${local_root:?}/$h"
   done
   ip link del "$bridge" 2>/dev/null || true
   if grep -q "$hosts_tag" /etc/hosts 2>/dev/null; then
-    grep -v "$hosts_tag" /etc/hosts >/etc/hosts.fx-tmp && cat /etc/hosts.fx-tmp >/etc/hosts
+    grep -vx ".* $hosts_tag" /etc/hosts >/etc/hosts.fx-tmp && cat /etc/hosts.fx-tmp >/etc/hosts
     rm -f /etc/hosts.fx-tmp
   fi
   rm -rf "$state"
@@ -77,7 +82,7 @@ write_ssh_files() {
   printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$state/ssh_config" >"$state/ssh"
   chmod +x "$state/ssh"
   cat >"$state/ssh_config" <<EOF
-Host fxh* $net.*
+Host $prefix* $net.*
   User root
   IdentityFile $state/id_ed25519
   IdentitiesOnly yes
@@ -92,11 +97,11 @@ EOF
 }
 
 start_host() {
-  local h=$1 i=${1#fxh} ns addr
+  local h=$1 i=${1#"$prefix"} ns addr
   ns=$(ns_of "$h"); addr=$(addr_of "$h")
   ip netns add "$ns"
-  ip link add "fxv$i" type veth peer name eth0 netns "$ns"
-  ip link set "fxv$i" master "$bridge" up
+  ip link add "${prefix}v$i" type veth peer name eth0 netns "$ns"
+  ip link set "${prefix}v$i" master "$bridge" up
   ip -n "$ns" addr add "$addr/24" dev eth0
   ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
@@ -132,16 +137,16 @@ up() {
   : >"$state/hosts"
   local i
   for i in $(seq "$n"); do
-    start_host "fxh$i"
-    echo "fxh$i" >>"$state/hosts"
-    echo "$(addr_of "fxh$i") fxh$i $hosts_tag" >>/etc/hosts
+    start_host "$prefix$i"
+    echo "$prefix$i" >>"$state/hosts"
+    echo "$(addr_of "$prefix$i") $prefix$i $hosts_tag" >>/etc/hosts
   done
   for i in $(seq "$n"); do  # sshd answers before we return
     for _ in $(seq 50); do
-      ssh -F "$state/ssh_config" "fxh$i" true 2>/dev/null && break
+      ssh -F "$state/ssh_config" "$prefix$i" true 2>/dev/null && break
       sleep 0.1
     done
-    ssh -F "$state/ssh_config" "fxh$i" true || die "fxh$i: sshd does not answer (see $state/fxh$i.sshd.log)"
+    ssh -F "$state/ssh_config" "$prefix$i" true || die "$prefix$i: sshd does not answer (see $state/$prefix$i.sshd.log)"
   done
   echo "testhosts: up: $(hosts | tr '\n' ' ')on $net.0/24"
 }
@@ -159,11 +164,19 @@ case "${1:-}" in
   env)
     [ -s "$state/hosts" ] || die "no test hosts are up (testhosts.sh up N)"
     for h in $(hosts); do echo "$h slots=${2:-4}"; done >"$state/hostfile"
-    echo "export FX_HOSTFILE=$state/hostfile FX_NET=$net.0/24 FX_MPIEXEC_ARGS='--prtemca plm_ssh_agent $state/ssh'" ;;
+    echo "export FX_HOSTFILE=$state/hostfile FX_NET=$net.0/24 FX_SSH=$state/ssh FX_MPIEXEC_ARGS='--prtemca plm_ssh_agent $state/ssh'" ;;
   kill)
     known "${2:-}"
     kill_host_procs "$2"
     rm -rf "${local_root:?}/$2" ;;
+  revive)
+    known "${2:-}"
+    kill_host_procs "$2"
+    ip netns del "$(ns_of "$2")" 2>/dev/null || true
+    ip link del "${prefix}v${2#"$prefix"}" 2>/dev/null || true
+    rm -rf "${local_root:?}/$2"
+    start_host "$2"
+    for _ in $(seq 50); do ssh -F "$state/ssh_config" "$2" true 2>/dev/null && break; sleep 0.1; done ;;
   silence)
     known "${2:-}"
     ip -n "$(ns_of "$2")" link set eth0 down ;;

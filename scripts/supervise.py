@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""fx supervisor: one job that finishes although hosts are lost.
+
+    launch.sh --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog S]
+              --hostfile FILE -n N [-s S] [-t T] [--] program [args...]
+
+Process failures are repaired online inside the job. A lost host is not:
+Open MPI 5's runtime ends the whole job when a node daemon dies, and a host
+that goes silent leaves mpiexec waiting forever. The supervisor runs the job
+through the launcher on the hostfile's first hosts (the last K are spare
+hosts) and, when the job ends without a verdict of its own, ends with a
+lost-daemon message, or makes no progress for the watchdog period, finds
+the dead hosts (an ssh probe), ends every leftover process of the job on
+the live hosts, and launches it again with the same rank count on the live
+hosts plus spare hosts. The application restarts from its newest complete
+checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches.
+
+Its own lines start with "fx supervise:"; the summary counts relaunches,
+and with FX_CFG_REPORT__PATH set, the final run report gains a
+`supervisor:` section covering every attempt. Exit code: the last attempt's
+verdict, 3 (survived failures) when it finished after relaunches.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# PRRTE names the daemon it lost: "Remote host: fxh2" / "Remote daemon: [...] on node fxh2".
+NAMED_HOST = re.compile(r"Remote (?:host|daemon):\s*(?:\[[^\]]*\]\s*on node\s*)?([\w.-]+)")
+LOST_DAEMON = ("lost communication with a remote daemon", "daemon failed to report back",
+               "PRTE has lost communication", "ORTE has lost communication")
+
+
+def say(msg):
+    print(f"fx supervise: {msg}", file=sys.stderr, flush=True)
+
+
+def read_hostfile(path):
+    hosts = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            words = line.split()
+            slots = None
+            for w in words[1:]:
+                if w.startswith("slots="):
+                    slots = w
+            hosts.append((words[0], slots))
+    if not hosts:
+        raise SystemExit(f"fx supervise: --hostfile '{path}' lists no host")
+    return hosts
+
+
+def ssh_command():
+    """The ssh Open MPI uses (FX_SSH, or plm_ssh_agent in FX_MPIEXEC_ARGS)."""
+    if os.environ.get("FX_SSH"):
+        return shlex.split(os.environ["FX_SSH"])
+    words = shlex.split(os.environ.get("FX_MPIEXEC_ARGS", ""))
+    for i, w in enumerate(words[:-1]):
+        if w == "plm_ssh_agent":
+            return shlex.split(words[i + 1])
+    return ["ssh"]
+
+
+def sweep(host, nspace, program, timeout):
+    """One ssh round to a host: ends the job's leftovers there (its ranks, by
+    PMIx namespace, and its node daemon, by the launcher's namespace) and
+    says whether the host answered within `timeout` seconds (False: lost)."""
+    if nspace:
+        script = (
+            f"ns={shlex.quote(nspace)}; "
+            "for f in $(grep -lz \"^PMIX_NAMESPACE=$ns@\" /proc/[0-9]*/environ 2>/dev/null); do "
+            "  p=${f#/proc/}; kill -9 ${p%/environ} 2>/dev/null; done; "
+            "pkill -9 -f \"ess_base_nspace $ns@0\" 2>/dev/null; true")
+    else:  # no namespace known: the program's processes
+        script = f"pkill -9 -f -- {shlex.quote(program)} 2>/dev/null; true"
+    cmd = ssh_command() + ["-o", f"ConnectTimeout={max(1, round(timeout))}", host, script]
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=timeout + 1).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def sweep_all(hosts, nspace, program, timeout):
+    """Every host at once; returns the ones that did not answer."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        answered = list(pool.map(lambda h: sweep(h, nspace, program, timeout), hosts))
+    return [h for h, ok in zip(hosts, answered) if not ok]
+
+
+class Attempt:
+    """One launch of the job through the launcher, watched."""
+
+    def __init__(self, number, hosts, workdir):
+        self.number = number
+        self.hosts = hosts
+        self.hostfile = os.path.join(workdir, f"hosts.{number}")
+        self.info = os.path.join(workdir, f"job.{number}")
+        self.progress = os.path.join(workdir, f"progress.{number}")
+        self.stderr_tail = []
+        self.code = None
+        self.reason = ""
+        self.t_start = self.t_end = 0.0
+
+    def write_hostfile(self):
+        with open(self.hostfile, "w") as f:
+            for host, slots in self.hosts:
+                f.write(f"{host} {slots or ''}\n")
+
+    def nspace(self):
+        try:
+            with open(self.info) as f:
+                pid = f.read().split("mpiexec_pid=", 1)[1].split()[0]
+            return f"prterun-{socket.gethostname()}-{pid}"
+        except (OSError, IndexError):
+            return ""
+
+
+def run_attempt(att, launch_args, env, watchdog):
+    att.write_hostfile()
+    env = dict(env, FX_HOSTFILE=att.hostfile, FX_JOB_INFO=att.info, FX_PROGRESS_FILE=att.progress,
+               FX_ATTEMPT=str(att.number))
+    att.t_start = time.monotonic()
+    proc = subprocess.Popen([os.path.join(HERE, "launch.sh")] + launch_args, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    for pipe in (proc.stdout, proc.stderr):
+        os.set_blocking(pipe.fileno(), False)
+    last_progress = time.monotonic()
+    seen = None
+    hung = False
+    while proc.poll() is None:
+        time.sleep(0.1)
+        drain(proc, att)
+        try:
+            stamp = os.stat(att.progress).st_mtime
+        except OSError:
+            stamp = None
+        if stamp != seen:
+            seen, last_progress = stamp, time.monotonic()
+        if watchdog and seen is not None and time.monotonic() - last_progress > watchdog:
+            hung = True
+            say(f"attempt {att.number}: no progress for {watchdog:g} s (--watchdog); ending it")
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait()
+    drain(proc, att)
+    att.t_end = time.monotonic()
+    att.code = proc.returncode
+    text = "\n".join(att.stderr_tail)
+    if hung:
+        att.reason = "no progress"
+    elif any(m in text for m in LOST_DAEMON):
+        att.reason = "lost daemon"
+    elif att.code not in (0, 1, 2, 3, 4, 124):
+        att.reason = "no verdict"
+    return att
+
+
+def drain(proc, att):
+    """Pass the launcher's output through, keeping its tail for the cause
+    (Open MPI prints some of its runtime's messages on stdout)."""
+    for pipe, out in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+        while True:
+            try:
+                chunk = os.read(pipe.fileno(), 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            out.buffer.write(chunk)
+            out.flush()
+            att.stderr_tail = (att.stderr_tail + chunk.decode(errors="replace").splitlines())[-200:]
+
+
+def merge_report(path, attempts, relaunches, code):
+    """The last attempt's run report, with every attempt in `supervisor:`."""
+    try:
+        with open(path) as f:
+            report = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError):
+        report = {}
+    report["supervisor"] = {
+        "relaunches": relaunches,
+        "attempts": [{
+            "attempt": a.number,
+            "hosts": [h for h, _ in a.hosts],
+            "exit_code": a.code,
+            "ended_by": a.reason or "verdict",
+            "dead_hosts": a.dead,
+            "seconds": {"run": round(a.t_end - a.t_start, 3), "sweep": round(a.sweep_s, 3)},
+        } for a in attempts],
+    }
+    if isinstance(report.get("exit"), dict) and relaunches > 0:
+        report["exit"]["code"] = code
+    with open(path, "w") as f:
+        yaml.safe_dump(report, f, sort_keys=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="fx run --supervise", add_help=False)
+    ap.add_argument("--spare-hosts", type=int, default=int(os.environ.get("FX_SPARE_HOSTS", "0")))
+    ap.add_argument("--max-relaunches", type=int, default=int(os.environ.get("FX_MAX_RELAUNCHES", "2")))
+    ap.add_argument("--watchdog", type=float, default=float(os.environ.get("FX_WATCHDOG", "0")))
+    ap.add_argument("--probe-timeout", type=float, default=2.0)
+    ap.add_argument("--hostfile", default=os.environ.get("FX_HOSTFILE", ""))
+    ours, launch_args = ap.parse_known_args()
+    if not ours.hostfile:
+        raise SystemExit("fx supervise: --supervise needs --hostfile FILE (or FX_HOSTFILE)")
+    for name in ("spare_hosts", "max_relaunches"):
+        if getattr(ours, name) < 0:
+            raise SystemExit(f"fx supervise: --{name.replace('_', '-')} expects a non-negative integer, "
+                             f"got {getattr(ours, name)}")
+    all_hosts = read_hostfile(ours.hostfile)
+    if ours.spare_hosts >= len(all_hosts):
+        raise SystemExit(f"fx supervise: --spare-hosts {ours.spare_hosts} leaves no host to run on "
+                         f"(--hostfile '{ours.hostfile}' lists {len(all_hosts)})")
+    active = all_hosts[:len(all_hosts) - ours.spare_hosts]
+    spare = all_hosts[len(active):]
+    program = next((a for a in launch_args if not a.startswith("-") and os.path.exists(a)), "")
+    workdir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fx-supervise.{os.getpid()}")
+    os.makedirs(workdir, exist_ok=True)
+    report_path = os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
+    env = dict(os.environ)
+    env.pop("FX_HOSTFILE", None)
+
+    attempts = []
+    sweeps = []  # (attempt, future): sweeps running beside a relaunch
+    dead = set()
+    t0 = time.monotonic()
+    while True:
+        att = Attempt(len(attempts) + 1, active, workdir)
+        att.dead, att.sweep_s = [], 0.0
+        attempts.append(att)
+        say(f"attempt {att.number} on {' '.join(h for h, _ in active)}"
+            + (f" (spare hosts: {' '.join(h for h, _ in spare)})" if spare else ""))
+        run_attempt(att, launch_args, env, ours.watchdog)
+        if not att.reason and att.code != 4:
+            break
+        # Which hosts are gone? One parallel ssh round probes every host and
+        # ends the job's leftovers on those that answer. A verdict 4 can come
+        # from ranks the runtime was killing when a daemon died: sweep then too.
+        # When Open MPI named the lost host, the relaunch need not wait for
+        # the round: it starts at once, and the sweep runs beside it (the
+        # new job has a namespace of its own).
+        hosts = [h for h, _ in active]
+        named = [h for h in dict.fromkeys(NAMED_HOST.findall("\n".join(att.stderr_tail))) if h in hosts]
+        t = time.monotonic()
+        if named and att.reason == "lost daemon":
+            pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+            pending = pool.submit(sweep_all, [h for h in hosts if h not in named], att.nspace(), program,
+                                  ours.probe_timeout)
+            pool.shutdown(wait=False)
+            lost = named
+        else:
+            pending = None
+            lost = sweep_all(hosts, att.nspace(), program, ours.probe_timeout)
+        att.sweep_s = time.monotonic() - t
+        att.dead = lost
+        if not lost:
+            if att.reason:
+                say(f"attempt {att.number} ended ({att.reason}, exit {att.code}) but every host answers; "
+                    "not relaunching")
+            break
+        dead.update(lost)
+        live = [(h, s) for h, s in active if h not in dead]
+        if pending:
+            sweeps.append((att, pending))
+        say(f"attempt {att.number} ended ({att.reason or 'verdict'}, exit {att.code}) "
+            f"{att.t_end - att.t_start:.2f} s after it started; lost host(s): {' '.join(lost)}"
+            + (" (named by Open MPI; leftovers on the live hosts are ended beside the relaunch)" if pending else
+               f"; probe and leftovers on {len(live)} live host(s): {att.sweep_s * 1e3:.0f} ms"))
+        if len(attempts) > ours.max_relaunches:
+            say(f"--max-relaunches {ours.max_relaunches} reached; giving up")
+            att.code = 4
+            break
+        while spare and len(live) < len(active):
+            live.append(spare.pop(0))
+        if not live:
+            say("no live host left; giving up")
+            att.code = 4
+            break
+        active = live
+
+    for att, future in sweeps:
+        more = future.result()
+        if more:
+            say(f"attempt {att.number}: host(s) {' '.join(more)} did not answer the sweep either")
+    relaunches = len(attempts) - 1
+    code = attempts[-1].code
+    if relaunches and code == 0:
+        code = 3
+    if report_path and os.path.exists(report_path):
+        merge_report(report_path, attempts, relaunches, code)
+    say(f"{'finished' if code in (0, 3) else 'ended'} with exit {code} after {relaunches} relaunch(es), "
+        f"{time.monotonic() - t0:.2f} s in all")
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
