@@ -91,7 +91,9 @@ Host $prefix* $net.*
   LogLevel ERROR
   BatchMode yes
   ConnectTimeout 5
-  ServerAliveInterval 2
+  # A silent host's ssh session ends after 15 s: mpiexec then stops waiting
+  # for its daemon (it never would), after fx's heartbeat detector had its turn.
+  ServerAliveInterval 5
   ServerAliveCountMax 3
 EOF
 }

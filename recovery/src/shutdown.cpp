@@ -25,6 +25,12 @@ bool shutdown_agree(MPI_Comm comm, bool failures_seen, std::vector<int>& died) {
   MPI_Comm live = MPI_COMM_NULL;
   if (ulfm::shrink(comm, &live) == MPI_SUCCESS) {
     died = ulfm::missing_ranks(comm, live);
+    // Nobody leaves while a peer may still be activating `live`: over TCP,
+    // a peer's closed connection is reported as a process failure, and
+    // Open MPI 5.0.x crashes revoking a half-built communicator
+    // (ompi_comm_revoke_local from ompi_comm_set_rank_failed). Every member
+    // enters this agreement only after its activation.
+    ulfm::agree_value(live, 1);
     MPI_Comm_free(&live);
   }
   return false;
