@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# with_testhosts.sh N [--spare-hosts K] [--event WHEN ACTION HOST]... -- command...
+#
+# Runs a command (a launcher call, usually under expect_exit.sh) on N fresh
+# test hosts (scripts/testhosts.sh) of its own, then checks that no process
+# of the job is left on any host and removes them all, even on failure.
+#   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST:
+#       WHEN   file:GLOB  a file matching GLOB exists (e.g. an HDF5 version's
+#                         manifest: a deterministic point of the run's progress)
+#       ACTION kill       the host is lost (testhosts.sh kill)
+#              silence    its link goes down, and 0.5 s later it is lost
+# The command sees FX_HOSTFILE (the first N-K hosts; the last K are spare
+# hosts, for --supervise --spare-hosts K), FX_NET, FX_SSH and
+# FX_MPIEXEC_ARGS. The host set is named after FX_TESTHOSTS_PREFIX (default
+# fxt) on FX_TESTHOSTS_NET (default 10.231.79). Exit: the command's code;
+# 1 if a process was left on a host; 77 (skip) without root / ip netns / sshd.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export FX_TESTHOSTS_PREFIX=${FX_TESTHOSTS_PREFIX:-fxt} FX_TESTHOSTS_NET=${FX_TESTHOSTS_NET:-10.231.79}
+th="$here/testhosts.sh"
+n=${1:?usage: with_testhosts.sh N [--spare-hosts K] [--event WHEN ACTION HOST]... -- command...}
+shift
+spare=0; events=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --spare-hosts) spare=$2; shift 2 ;;
+    --event) events+=("$2|$3|$4"); shift 4 ;;
+    --) shift; break ;;
+    *) echo "with_testhosts: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+"$th" status >/dev/null 2>&1; [ $? -eq 77 ] && { echo "with_testhosts: test hosts unavailable here; skipped"; exit 77; }
+
+cleanup() {
+  [ -n "${job:-}" ] && kill -KILL -- -"$job" 2>/dev/null
+  "$th" down
+}
+trap cleanup EXIT
+"$th" up "$n" || exit 1
+eval "$("$th" env 2)"
+hostfile=$FX_HOSTFILE
+head -n $((n - spare)) "$hostfile" >"$hostfile.active"
+[ "$spare" -gt 0 ] && cp "$hostfile" "$hostfile.all"
+export FX_HOSTFILE=$hostfile.active
+[ "$spare" -gt 0 ] && export FX_HOSTFILE=$hostfile.all   # the supervisor splits it
+
+setsid "$@" &
+job=$!
+for ev in "${events[@]}"; do
+  IFS='|' read -r when action host <<<"$ev"
+  case "$when" in
+    file:*)
+      # shellcheck disable=SC2086  # the glob expands here
+      until compgen -G "${when#file:}" >/dev/null; do
+        kill -0 "$job" 2>/dev/null || break 2
+        sleep 0.05
+      done ;;
+    *) echo "with_testhosts: unknown event condition '$when'" >&2; exit 2 ;;
+  esac
+  echo "with_testhosts: ${when#file:} exists: $action $host (monotonic $(cut -d' ' -f1 /proc/uptime) s)"
+  case "$action" in
+    kill) "$th" kill "$host" ;;
+    silence) "$th" silence "$host"; sleep 0.5; "$th" kill "$host" ;;
+    *) echo "with_testhosts: unknown event action '$action'" >&2; exit 2 ;;
+  esac
+done
+wait "$job"; rc=$?
+job=""
+sleep 0.5   # ranks that left with _exit may need a moment
+left=""
+while read -r h _ procs; do
+  [ "${procs#processes=}" -gt 1 ] && left+=" $h:$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -v sshd | sort | uniq -c | xargs)"
+done < <("$th" status)
+if [ -n "$left" ]; then
+  echo "with_testhosts: processes left on the hosts:$left" >&2
+  rc=1
+fi
+exit "$rc"
