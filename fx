@@ -12,8 +12,10 @@ usage: ./fx <command> [args]
   test [ctest args]     build, then run the whole test suite (e.g. ./fx test -L ft)
   demo                  build, run the stencil on 4+2 ranks with a kill, show the recovery
   demo-substrate        build, show raw ULFM detection and repair on 4+2 ranks
-  run -n N [-s S] [-t SECONDS] program [args]
-                        launch with ULFM: N active ranks plus S spares
+  run -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-hosts K]
+      [--max-relaunches R] [--watchdog SECONDS]] program [args]
+                        launch with ULFM: N active ranks plus S spares (over
+                        several hosts; supervised: relaunched when hosts are lost)
   bench [names]         build, run the benchmarks, write YAML under bench/results/
   plot REPORT [PNG]     render a run report's timeline as a PNG
 TXT
