@@ -325,8 +325,8 @@ void Runtime::recover() {
   const RepairResult res = repair_world();
   end_if_fatal(res);
   // The old communicators are revoked; the new ones take their slots.
-  comms_.free_revoked();
   const std::vector<Identity> before = members_.adopt(res);
+  comms_.free_revoked();
   recorder_.failures(res.failed, members_, iteration_, logical_rank() == 0);
   end_if_exhausted(res);
   history_.plan(before, res.members);
