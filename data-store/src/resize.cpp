@@ -465,6 +465,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   st.seconds = now() - t0;
   (v.level == "memory" ? st.memory_seconds : st.hdf5_seconds) = st.seconds;
   im.restore_stats = st;
+  resized_restore_ = st;
   const auto pieces = static_cast<unsigned long long>(
       comm_.allreduce(static_cast<std::int64_t>(images.size()), MPI_SUM));
   if (r == 0) {

@@ -1,8 +1,11 @@
 #include <fx/context.hpp>
 
 #include "runtime.hpp"
+#include "tryblock_detail.hpp"
 
 namespace fx {
+
+detail::RuntimeServices& detail::ContextAccess::rt(Context& ctx) { return ctx.rt_; }
 
 std::string_view role_name(Role role) {
   switch (role) {

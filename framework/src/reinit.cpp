@@ -3,7 +3,6 @@
 // the next step enters the function again. The runtime's own restore is off:
 // the function registers its data on each entry and restores it itself.
 #include <fx/app.hpp>
-#include <fx/clock.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/reinit.hpp>
@@ -67,7 +66,7 @@ class Driver final : public ResilientApp {
   bool inside() const { return inside_; }
 
   void setup(Context& ctx) override {
-    detail::ContextAccess::rt(ctx).set_app_restores(true);
+    detail::ContextAccess::rt(ctx).app_restores();
     // A usage error revokes the app comm; revoking it before every rank has
     // finished creating it crashes Open MPI 5 (ompi_comm_revoke_local), so
     // the first ranks wait for the others here.
@@ -122,7 +121,7 @@ class Driver final : public ResilientApp {
   bool returned_ = false;
 };
 
-detail::Runtime& region_runtime(Context& ctx, const char* what) {
+detail::RuntimeServices& region_runtime(Context& ctx, const char* what) {
   if (g_region == nullptr || !g_region->inside()) {
     FX_THROW(UsageError,
              fmt::format("fx::{} works inside the resilient function of fx::reinit only (called outside it)",
@@ -133,7 +132,7 @@ detail::Runtime& region_runtime(Context& ctx, const char* what) {
 }
 
 // A failure is known here: go back to the start of the function.
-void roll_back_if_failing(detail::Runtime& rt, const char* where) {
+void roll_back_if_failing(detail::RuntimeServices& rt, const char* where) {
   if (rt.failing())
     FX_THROW(ProcessFailure, fmt::format("rollback at {}: a process failure is known", where), {});
   rt.check_world_watch();  // throws once a peer announced a failure
@@ -191,31 +190,19 @@ void test_failure(Context& ctx) {
 }
 
 void iteration_point(Context& ctx, std::int64_t iteration) {
-  detail::Runtime& rt = region_runtime(ctx, "iteration_point");
-  rt.set_iteration(iteration);
-  rt.note_resumed();
+  detail::RuntimeServices& rt = region_runtime(ctx, "iteration_point");
+  rt.reached(iteration);
   if (g_mode == ReinitMode::async) roll_back_if_failing(rt, "fx::iteration_point");
   rt.fault_point(Phase::compute);
 }
 
 void checkpoint(Context& ctx, std::int64_t iteration) {
-  detail::Runtime& rt = region_runtime(ctx, "checkpoint");
-  rt.set_iteration(iteration);
-  rt.checkpoint();
+  detail::RuntimeServices& rt = region_runtime(ctx, "checkpoint");
+  rt.checkpoint(iteration);
 }
 
 std::optional<std::int64_t> restore_checkpoint(Context& ctx) {
-  detail::Runtime& rt = region_runtime(ctx, "restore_checkpoint");
-  rt.fault_point(rt.recoveries() > 0 ? Phase::restore : Phase::start_restore);
-  const double t = now();
-  const std::optional<std::int64_t> it = ctx.store().restore();
-  if (RecoveryRecord* rec = rt.pending_recovery()) {
-    rec->restore_s = now() - t;
-    rec->restored_iteration = it.value_or(0);
-    rec->restored_level = it ? ctx.store().last_restore_level() : std::string("none");
-  }
-  if (it) rt.set_iteration(*it);
-  return it;
+  return region_runtime(ctx, "restore_checkpoint").restore_checkpoint();
 }
 
 }  // namespace fx

@@ -1,7 +1,10 @@
 #pragma once
-// The runtime behind fx::run: owns the world, the app communicator and its
-// derived communicators, the spare pool, the data store, fault injection and
-// the report; runs the step loop and repairs after failures.
+// The runtime behind fx::run: runs the step loop and, after a failure, the
+// repair, on top of four parts: the membership (who is in the job), the
+// communicator registry (what the app communicates through), the recovery
+// recorder (what the log and the report say) and the run record's handover
+// to recruited spares. It also owns the data store, fault injection, the
+// world watch and the report.
 #include <fx/app.hpp>
 #include <fx/inject.hpp>
 #include <fx/recovery/repair.hpp>
@@ -13,6 +16,12 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "comm_registry.hpp"
+#include "history_handover.hpp"
+#include "membership.hpp"
+#include "recovery_recorder.hpp"
+#include "runtime_services.hpp"
 
 namespace fx::detail {
 
@@ -31,7 +40,18 @@ class JobEnded : public RecoveryFailed {
   bool report_;
 };
 
-class Runtime final : public FailureHandler {
+// What an active process has still to do before its next step. It goes
+// down this list; a repair sends it back up (a setup or a resize not done
+// yet stays due).
+enum class Stage {
+  setup,         // the app's setup(), then a restore (start, a recruited spare)
+  setup_resize,  // setup(), then resize() (a recruited spare in a shrink)
+  resize,        // resize() onto fewer ranks (the job shrank)
+  restore,       // the newest checkpoint, or initialize()
+  steps,         // the step loop
+};
+
+class Runtime final : public RuntimeServices {
  public:
   Runtime(Config config, std::vector<std::string> args, ResilientApp& app);
   ~Runtime() override;
@@ -43,65 +63,61 @@ class Runtime final : public FailureHandler {
   // world()) to conclude_job(), which settles the one verdict (report,
   // summary, $FX_STATUS_FILE) and returns the exit code, and leaves.
   void execute();
-  bool failures_seen() const { return recoveries_ > 0 || !failed_.empty(); }
-  MPI_Comm world() const { return world_; }
+  bool failures_seen() const { return recoveries_ > 0 || !members_.failed().empty(); }
+  MPI_Comm world() const { return members_.world(); }
   int conclude_job(bool clean, const std::vector<int>& died_in_shutdown);
-  MPI_Comm release_world();
+  MPI_Comm release_world() { return members_.release_world(); }
 
+  // FailureHandler.
   void on_failure(MPI_Comm where, int rc, const char* call) override;
   bool interrupted() override;
 
   // What Context forwards to.
-  const Comm& app_comm() const { return comm_; }
-  int logical_rank() const { return logical_; }
-  int logical_size() const { return active_size_; }
-  Role role() const { return role_; }
-  std::int64_t iteration() const { return iteration_; }
-  int recoveries() const { return recoveries_; }
+  const Comm& app_comm() const { return comms_.app(); }
+  int logical_rank() const { return members_.logical(); }
+  int logical_size() const { return members_.active_size(); }
+  Role role() const { return members_.role(); }
   DataStore& store() { return *store_; }
   Report& report() { return report_; }
-  const Config& config() const { return config_; }
-  Comm derive(int color, int key, bool dup);
-  void add_callback(std::function<void(const FailureEvent&)> cb) { callbacks_.push_back(std::move(cb)); }
-  std::vector<int> failed_logical_ranks() const;
+  Comm derive(int color, int key, bool dup) { return comms_.derive(color, key, dup); }
+  void add_callback(std::function<void(const FailureEvent&)> cb) { comms_.add_callback(std::move(cb)); }
+  std::vector<int> failed_logical_ranks() const { return members_.failed_logical_ranks(); }
   const std::vector<std::string>& args() const { return args_; }
-  void fault_point(Phase phase);
 
-  // For TryBlocks and Reinit (tryblock.cpp, reinit.cpp).
-  bool failing() const { return failing_; }   // revoked, repair pending
-  void check_world_watch();                   // throws ProcessFailure once a failure was announced
-  void checkpoint();                          // store commit of iteration(), with its report entry
-  void set_iteration(std::int64_t it) { iteration_ = it; }
-  void set_app_restores(bool on) { app_restores_ = on; }  // Reinit: the resilient function restores
-  void drop_registrations();                  // derived comms and failure callbacks
-  void note_resumed();                        // the first step after a repair is done
-  void on_lost_checkpoint();                  // restore found nothing: policy
-  RecoveryRecord* pending_recovery() { return pending_recovery_ ? &*pending_recovery_ : nullptr; }
+  // RuntimeServices (TryBlocks and Reinit; config() etc. for Context too).
+  const Config& config() const override { return config_; }
+  std::int64_t iteration() const override { return iteration_; }
+  int recoveries() const override { return recoveries_; }
+  bool failing() const override { return comms_.revoked(); }
+  void check_world_watch() override;
+  void fault_point(Phase phase) override;
+  void app_restores() override { app_restores_ = true; }
+  void drop_registrations() override { comms_.drop_registrations(); }
+  void reached(std::int64_t iteration) override;
+  void checkpoint(std::int64_t iteration) override;
+  std::optional<std::int64_t> restore_checkpoint() override;
 
  private:
-  struct Derived {
-    std::shared_ptr<CommSlot> slot;
-    int color = 0, key = 0;
-    bool dup = false;
-  };
-
   bool init_world();  // false: a process failed during start-up
-  void run_active();           // the step loop; throws ProcessFailure
-  bool idle_as_spare();        // true: released; false: woken by a failure
-  bool active_rank_alive();    // acknowledges the world's failures
-  void recover();              // repair + roles + bookkeeping
-  void rebuild_derived();
-  void revoke_all();
-  void publish_identity();
+  void log_start();
+  void run_active();  // the step loop; throws ProcessFailure
+  void prepare();     // what the Stage says, up to the steps
+  void resize();
+  void restore_or_initialize();
+  double steps();                              // returns the seconds spent in checkpoints
+  void check_world(int rc, const char* call);  // a failed call on the world: repair
+  bool idle_as_spare();                        // true: released; false: woken by a failure
+  void on_error(const std::exception& e);      // one no repair can fix
+  void recover();                              // repair + roles + bookkeeping
+  RepairResult repair_world();
+  void end_if_fatal(const RepairResult& res);
+  void end_if_exhausted(const RepairResult& res);
+  void take_roles(const RepairResult& res);
+  void on_lost_checkpoint();  // restore found nothing: policy
+  Phase restore_phase() const { return recoveries_ > 0 ? Phase::restore : Phase::start_restore; }
   void finish_job();
   void end_job(const JobEnded& e);
   void conclude(ExitCode code, const std::string& text);
-  void record_failures(const std::vector<Identity>& failed);
-  void plan_history_handover(const std::vector<Identity>& before, const std::vector<Identity>& after);
-  void hand_over_history();   // a survivor's run record to recruited spares
-  bool speaks_for_job() const;
-  double since_start() const;
-  void add_phase(const std::string& name, double seconds);
 
   Config config_;
   std::vector<std::string> args_;
@@ -113,39 +129,17 @@ class Runtime final : public FailureHandler {
   Watch watch_;
   IdleMode idle_mode_ = IdleMode::sleep;
 
-  MPI_Comm world_ = MPI_COMM_NULL;
-  Comm comm_;                                 // the app comm; its slot follows repairs
-  std::vector<Derived> derived_;
-  std::vector<Identity> members_;             // identity of each world_ rank
-  std::vector<std::string> hosts_;            // by MPI_COMM_WORLD rank
-  std::vector<Identity> failed_;              // every process lost so far
-  std::vector<std::function<void(const FailureEvent&)>> callbacks_;
+  Membership members_;
+  CommRegistry comms_;
+  RecoveryRecorder recorder_;
+  HistoryHandover history_;
 
-  int world_rank_ = -1;                       // in MPI_COMM_WORLD
-  int world_size_ = 0;
-  int logical_ = -1;
-  int active_size_ = 0;
-  Role role_ = Role::initial;
+  Stage stage_ = Stage::setup;
+  bool app_restores_ = false;  // Reinit: the resilient function restores
   std::int64_t iteration_ = 0;
   int recoveries_ = 0;
-  bool needs_setup_ = true;
-  bool needs_rebuild_ = false;                // replay derived comms
-  std::optional<RecoveryRecord> pending_recovery_;  // completed at the first step after repair
-  double t_kill_ = -1;                        // newest victim's kill stamp
-  bool needs_restore_ = true;                 // at start: cold restart attempt
-  bool resized_ = false;
-  bool app_restores_ = false;                 // skip the restore before the first step
-  bool failing_ = false;                      // revoked, repair pending
-  std::string fatal_;                         // this process's unrecoverable error
+  std::string fatal_;  // this process's unrecoverable error
   ExitCode fatal_code_ = ExitCode::error;
-  double t_detect_ = 0;
-  double t_start_ = 0;
-  std::string failing_call_;
-  // The run record travels to recruited spares (any active rank may write
-  // the report at the end): from this world rank (-1: none) to those.
-  int history_donor_ = -1;
-  std::vector<int> history_recipients_;
-  bool history_pending_ = false;              // this process has not done its part yet
   // The verdict execute() reached; conclude_job() makes it final.
   struct Verdict {
     ExitCode code = ExitCode::ok;

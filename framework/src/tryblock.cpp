@@ -103,7 +103,7 @@ struct TryFrame {
         timeout_s(timeout) {}
 
   Context& ctx;
-  Runtime& rt;
+  RuntimeServices& rt;
   TryState& state;
   std::string name;
   Comm comm;

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "runtime.hpp"
+#include "runtime_services.hpp"
 
 namespace fx::detail {
 
 struct ContextAccess {
-  static Runtime& rt(Context& ctx) { return ctx.rt_; }
+  static RuntimeServices& rt(Context& ctx);
   static std::shared_ptr<TryState>& try_state(Context& ctx) { return ctx.try_state_; }
 };
 

@@ -93,6 +93,11 @@ class DataStore {
   // CheckpointError naming the iteration and the old ranks when some image
   // is nowhere, ProcessFailure on a failure (call again after the repair).
   std::optional<PriorVersion> restore_resized(const PriorWants& wants, const PriorUse& use);
+  // What the last restore_resized() restored (its stats), handed out once:
+  // the runtime reports the iteration and level a resize resumed from.
+  std::optional<CheckpointStats> take_resized_restore() {
+    return std::exchange(resized_restore_, std::nullopt);
+  }
 
   // Wait for the background transfers restore() left running (re-creating
   // buddy copies for recovered ranks). Not collective; commit() and restore()
@@ -108,6 +113,7 @@ class DataStore {
   CheckpointConfig options_;
   Comm comm_;
   std::vector<Member> members_;
+  std::optional<CheckpointStats> resized_restore_;  // see take_resized_restore()
   std::unique_ptr<Impl> impl_;
 };
 

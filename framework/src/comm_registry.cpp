@@ -1,0 +1,71 @@
+#include "comm_registry.hpp"
+
+#include <fx/recovery/ulfm.hpp>
+
+namespace fx::detail {
+
+void free_comm(MPI_Comm& c) {
+  if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD) MPI_Comm_free(&c);
+  c = MPI_COMM_NULL;
+}
+
+void CommRegistry::start(MPI_Comm app) { app_ = Comm(std::make_shared<CommSlot>(CommSlot{app, &handler_})); }
+
+MPI_Comm CommRegistry::make(int color, int key, bool dup, const char* call, const char* file,
+                            int line) const {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = dup ? MPI_Comm_dup(app_.raw(), &c) : MPI_Comm_split(app_.raw(), color, key, &c);
+  app_.check(rc, call, file, line);
+  if (c != MPI_COMM_NULL) MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return c;
+}
+
+Comm CommRegistry::derive(int color, int key, bool dup) {
+  const MPI_Comm c = make(color, key, dup, dup ? "MPI_Comm_dup" : "MPI_Comm_split", __FILE__, __LINE__);
+  derived_.push_back({std::make_shared<CommSlot>(CommSlot{c, &handler_}), color, key, dup});
+  return Comm(derived_.back().slot);
+}
+
+void CommRegistry::notify(const FailureEvent& ev) const {
+  for (const auto& cb : callbacks_) cb(ev);
+}
+
+void CommRegistry::drop_registrations() {
+  for (auto& d : derived_) free_comm(d.slot->raw);
+  derived_.clear();
+  callbacks_.clear();
+  stale_ = false;
+}
+
+void CommRegistry::revoke_all(MPI_Comm world) {
+  revoked_ = true;
+  if (app_.valid()) ulfm::revoke(app_.raw());
+  for (auto& d : derived_) {
+    if (d.slot->raw != MPI_COMM_NULL) ulfm::revoke(d.slot->raw);
+  }
+  ulfm::revoke(world);
+}
+
+void CommRegistry::free_revoked() {
+  MPI_Comm old_app = app_.raw();
+  free_comm(old_app);
+  for (auto& d : derived_) free_comm(d.slot->raw);
+}
+
+void CommRegistry::install(MPI_Comm app, bool survivor) {
+  app_.slot()->raw = app;
+  if (survivor) stale_ = !derived_.empty();
+  revoked_ = false;
+}
+
+void CommRegistry::rebuild_if_stale() {
+  if (!stale_) return;
+  for (auto& d : derived_) {
+    d.slot->raw = make(d.color, d.key, d.dup,
+                       d.dup ? "MPI_Comm_dup (derived rebuild)" : "MPI_Comm_split (derived rebuild)",
+                       __FILE__, __LINE__);
+  }
+  stale_ = false;
+}
+
+}  // namespace fx::detail

@@ -1,0 +1,75 @@
+#pragma once
+// Who is in the job: the world communicator, the identity of each of its
+// ranks, the hosts, every process lost so far, and this process's logical
+// rank, logical size and role. A repair result is applied here.
+#include <fx/config.hpp>
+#include <fx/context.hpp>
+#include <fx/recovery/repair.hpp>
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace fx::detail {
+
+// The world ranks, and the logical ranks (-1: a spare), of `ids`.
+std::vector<int> world_ranks(const std::vector<Identity>& ids);
+std::vector<int> logical_ranks(const std::vector<Identity>& ids);
+
+class Membership {
+ public:
+  Membership() = default;
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  // Collective over MPI_COMM_WORLD: duplicates it, gathers the hosts,
+  // chooses the spares and numbers the other ranks. Returns the app
+  // communicator (MPI_COMM_NULL on a spare).
+  MPI_Comm start(const SparesConfig& spares);
+  void publish_identity() const;  // the log's rank prefix
+
+  MPI_Comm world() const { return world_; }
+  MPI_Comm release_world();
+  int world_rank() const { return world_rank_; }
+  int world_size() const { return world_size_; }
+  int logical() const { return logical_; }
+  int active_size() const { return active_size_; }
+  Role role() const { return role_; }
+  const std::vector<Identity>& members() const { return members_; }
+  const std::vector<Identity>& failed() const { return failed_; }
+  const std::string& host(int world_rank) const { return hosts_[static_cast<std::size_t>(world_rank)]; }
+  std::vector<int> failed_logical_ranks() const;
+  std::vector<int> spare_ranks() const;  // ranks of world() that are spares
+  int rank_of(int world_rank) const;     // rank of world(), -1: not a member
+  // Acknowledges the world's failures; true while an active rank lives.
+  bool active_rank_alive();
+  // The live active rank with the lowest logical rank (every active rank
+  // holds the whole record), or, with no active rank left, the lowest live
+  // process: who writes the verdict and the report.
+  bool speaks_for_job() const;
+
+  // A repair, in two steps. First the new world and table (the old world is
+  // freed, the lost processes join failed()); returns the old table.
+  std::vector<Identity> adopt(const RepairResult& res);
+  // Then this process's new logical rank and size, and its role: true when
+  // a spare was recruited (it has yet to run setup()).
+  bool take_role(const RepairResult& res);
+  // The repair ended the job: only the new world is kept (not freed later).
+  void keep_world(MPI_Comm world) { world_ = world; }
+  // Processes that died during shutdown (ranks of world()) leave the table.
+  void remove(const std::vector<int>& died);
+
+ private:
+  MPI_Comm world_ = MPI_COMM_NULL;
+  std::vector<Identity> members_;   // identity of each world_ rank
+  std::vector<std::string> hosts_;  // by MPI_COMM_WORLD rank
+  std::vector<Identity> failed_;    // every process lost so far
+  int world_rank_ = -1;             // in MPI_COMM_WORLD
+  int world_size_ = 0;
+  int logical_ = -1;
+  int active_size_ = 0;
+  Role role_ = Role::initial;
+};
+
+}  // namespace fx::detail

@@ -1,0 +1,106 @@
+#include "recovery_recorder.hpp"
+
+#include <fx/clock.hpp>
+#include <fx/inject.hpp>
+#include <fx/log.hpp>
+#include <fx/recovery/ulfm.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace fx::detail {
+namespace {
+
+double read_kill_stamp(int world_rank) {
+  const std::string path = kill_stamp_path(world_rank);
+  if (path.empty()) return -1;
+  std::ifstream in(path);
+  double t = -1;
+  if (in >> t) return t;
+  return -1;
+}
+
+}  // namespace
+
+void RecoveryRecorder::start() { t_start_ = now(); }
+
+double RecoveryRecorder::since_start() const { return now() - t_start_; }
+
+void RecoveryRecorder::detected(const char* call, int rc) {
+  t_detect_ = now();
+  log::debug("failure detected: {} returned {}", call, ulfm::error_name(rc));
+}
+
+// One line per failure for the job, and the failure in every process's
+// record, at the iteration survivors were at (a recruited spare's is
+// replaced by a survivor's record anyway).
+void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membership& m,
+                                std::int64_t iteration, bool loud) {
+  t_kill_ = -1;
+  for (const auto& f : failed) {
+    const double tk = read_kill_stamp(f.world_rank);
+    t_kill_ = std::max(t_kill_, tk);
+    const std::string& host = m.host(f.world_rank);
+    log::emit(loud ? log::Level::warn : log::Level::debug,
+              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
+              f.world_rank,
+              f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
+              t_detect_ - t_start_,
+              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
+    report_.add_failure({f.world_rank, f.logical, host, (tk > 0 ? tk : t_detect_) - t_start_,
+                         tk > 0 ? t_detect_ - tk : -1, iteration});
+  }
+}
+
+void RecoveryRecorder::repaired(const RepairResult& res, double t0, const Membership& m) {
+  const double t1 = now();
+  const char* action = res.shrunk ? "shrink" : "replace";
+  log::info(
+      "recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
+      "{} logical ranks, {} spare(s) left, action {}",
+      (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
+      res.times.rebuild * 1e3, m.active_size(), m.spare_ranks().size(), action);
+  // A spare that was not recruited has no step to time; the report is rank 0's.
+  if (m.logical() < 0) return;
+  RecoveryRecord rec;
+  rec.start = t0 - t_start_;
+  rec.detect_s = t_kill_ > 0 ? t_detect_ - t_kill_ : -1;
+  rec.revoke_s = res.times.revoke;
+  rec.shrink_s = res.times.shrink;
+  rec.agree_s = res.times.agree;
+  rec.rebuild_s = res.times.rebuild;
+  rec.rounds = res.rounds;
+  rec.failed_world_ranks = world_ranks(res.failed);
+  rec.failed_logical_ranks = logical_ranks(res.failed);
+  rec.action = action;
+  rec.new_size = m.active_size();
+  pending_ = rec;
+}
+
+void RecoveryRecorder::restored(double seconds, std::int64_t iteration, const std::string& level) {
+  if (!pending_) return;
+  pending_->restore_s = seconds;
+  pending_->restored_iteration = iteration;
+  pending_->restored_level = level;
+}
+
+void RecoveryRecorder::resumed(std::int64_t iteration) {
+  if (!pending_) return;
+  // Kill (or detection) -> first completed step after the repair.
+  pending_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
+  log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration, pending_->total_s * 1e3,
+            t_kill_ > 0 ? "kill" : "detection");
+  report_.add_recovery(*pending_);
+  pending_.reset();
+}
+
+void RecoveryRecorder::checkpointed(std::int64_t iteration, const CheckpointStats& st) {
+  report_.add_checkpoint({iteration, now() - t_start_ - st.seconds, st.level, st.bytes, st.seconds,
+                          st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0});
+  log::debug("checkpoint of iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes,
+             st.seconds * 1e3);
+}
+
+}  // namespace fx::detail
