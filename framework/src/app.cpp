@@ -2,6 +2,7 @@
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/shutdown.hpp>
+#include <fx/recovery/ulfm.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -36,6 +37,7 @@ namespace {
 int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
             const std::vector<std::string>* app_keys) {
   MPI_Init(&argc, &argv);
+  ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int world_rank = 0, world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -5,9 +5,13 @@
 #include <mpi-ext.h>
 #endif
 
+#include <csignal>
 #include <numeric>
 
 namespace fx::ulfm {
+
+void prepare_process() { std::signal(SIGPIPE, SIG_IGN); }
+
 namespace {
 
 // maybe_unused: pass-through mode (no ULFM) needs neither helper.

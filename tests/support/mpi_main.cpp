@@ -29,6 +29,7 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  fx::ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   ::testing::InitGoogleTest(&argc, argv);
   int rank = 0;

@@ -16,6 +16,13 @@ bool compiled();
 // ...and this job was launched with fault tolerance on (mpiexec --with-ft ulfm).
 bool active();
 
+// Process-wide settings fault tolerance needs, right after MPI_Init: a
+// write to a dead peer's TCP socket must fail with EPIPE (Open MPI then marks
+// the peer failed), not kill the writer with SIGPIPE (Open MPI 5.0.x guards
+// only with SO_NOSIGPIPE, which Linux lacks: a survivor forwarding a revoke
+// to a just-killed peer on another host died silently in 7 of 109 runs).
+void prepare_process();
+
 // rc is PROC_FAILED, PROC_FAILED_PENDING or REVOKED (by error class).
 bool is_failure(int rc);
 bool is_revoked(int rc);
