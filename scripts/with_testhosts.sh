@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# with_testhosts.sh N [--spare-hosts K] [--event WHEN ACTION HOST]... -- command...
+# with_testhosts.sh N [--spare-hosts K] [--fresh-dir DIR] [--event WHEN ACTION HOST]... -- command...
 #
 # Runs a command (a launcher call, usually under expect_exit.sh) on N fresh
 # test hosts (scripts/testhosts.sh) of its own, then checks that no process
 # of the job is left on any host and removes them all, even on failure.
+#   --fresh-dir DIR            DIR is emptied first (a checkpoint directory)
 #   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST:
 #       WHEN   file:GLOB  a file matching GLOB exists (e.g. an HDF5 version's
 #                         manifest: a deterministic point of the run's progress)
@@ -24,6 +25,7 @@ spare=0; events=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --spare-hosts) spare=$2; shift 2 ;;
+    --fresh-dir) rm -rf "${2:?}"; mkdir -p "$2"; shift 2 ;;
     --event) events+=("$2|$3|$4"); shift 4 ;;
     --) shift; break ;;
     *) echo "with_testhosts: unknown option '$1'" >&2; exit 2 ;;
