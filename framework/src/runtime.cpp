@@ -92,7 +92,7 @@ bool Runtime::init_world() {
   if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
   comm_ = Comm(std::make_shared<CommSlot>(CommSlot{app, this}));
   if (logical_ >= 0) store_->set_comm(comm_);
-  injector_ = Injector(config_.inject, world_rank_, world_size_, spares);
+  injector_ = Injector(config_.inject, world_rank_, world_size_, spare_ranks);
   watch_.post(world_);
   publish_identity();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while
