@@ -2,16 +2,29 @@
 #
 #   fx_add_mpi_test(<name> NP <active ranks> TIMEOUT <seconds>
 #                   [SPARES <s>] [LABELS ...] [TARGET <exe>] [ARGS ...]
-#                   [ENV VAR=value ...] [EXPECT_EXIT <code>]
-#                   [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...])
+#                   [INJECT <spec>] [SETTINGS <key=value> ...] [ENV VAR=value ...]
+#                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...]
+#                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
+#                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]])
 #
 # It runs through scripts/launch.sh (mpiexec --with-ft ulfm, oversubscribed)
 # whose own time limit fires a few seconds before CTest's, so a hang kills
-# every rank and fails the test. TARGET defaults to <name>. EXPECT_EXIT
-# checks the launcher's verdict code (docs/architecture.md), default 0;
-# EXPECT_LOG regexes (extended) must each match a line of the output;
-# EXPECT_REPORT writes the run report to the build tree and checks it with
-# scripts/check_report.py (count:failures=2, eq:exit.code=3, has:PATH, ...).
+# every rank and fails the test. TARGET defaults to <name>. INJECT is fx's
+# injection language (FX_INJECT: "1@12|2@repair", docs/config.md); SETTINGS
+# are configuration keys (checkpoint.memory.every=5 becomes
+# FX_CFG_CHECKPOINT__MEMORY__EVERY=5). EXPECT_EXIT checks the launcher's
+# verdict code (docs/architecture.md), default 0; EXPECT_LOG regexes
+# (extended) must each match a line of the output; EXPECT_REPORT writes the
+# run report to the build tree and checks it with scripts/check_report.py
+# (count:failures=2, eq:exit.code=3, has:PATH, ...). The test holds
+# NP + SPARES processors (ctest -j). Several calls sharing defaults put
+# them in a variable: fx_add_mpi_test(x ${_ring} INJECT 2@12); a later
+# single-value keyword wins, list keywords add up.
+#
+# BASELINE: the end-to-end form (tests/e2e/miniapps/run_case.sh). The plain
+# baseline runs failure-free on BASELINE_NP (default NP) ranks, then the
+# test as above (two launches share TIMEOUT), and every `result:` line must
+# agree bitwise, or to RTOL for the keys it names.
 find_package(GTest REQUIRED)
 set(FX_LAUNCHER ${PROJECT_SOURCE_DIR}/scripts/launch.sh)
 
@@ -28,12 +41,17 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT" "LABELS;ARGS;ENV;EXPECT_LOG;EXPECT_REPORT" ${ARGN})
+  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL"
+    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS"
+    ${ARGN})
   foreach(req NP TIMEOUT)
     if(NOT arg_${req})
       message(FATAL_ERROR "fx_add_mpi_test(${name}): ${req} is required")
     endif()
   endforeach()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fx_add_mpi_test(${name}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'")
+  endif()
   if(NOT arg_SPARES)
     set(arg_SPARES 0)
   endif()
@@ -43,6 +61,40 @@ function(fx_add_mpi_test name)
   if(NOT DEFINED arg_EXPECT_EXIT)
     set(arg_EXPECT_EXIT 0)
   endif()
+  set(env)
+  foreach(kv IN LISTS arg_SETTINGS)
+    string(FIND "${kv}" "=" eq)
+    if(eq LESS 1)
+      message(FATAL_ERROR "fx_add_mpi_test(${name}): SETTINGS expects key=value, got '${kv}'")
+    endif()
+    string(SUBSTRING "${kv}" 0 ${eq} key)
+    string(SUBSTRING "${kv}" ${eq} -1 value)
+    string(TOUPPER "${key}" key)
+    string(REPLACE "." "__" key "${key}")
+    list(APPEND env "FX_CFG_${key}${value}")
+  endforeach()
+  list(APPEND env ${arg_ENV})
+  if(arg_BASELINE)
+    _fx_baseline_command(command)
+  else()
+    if(DEFINED arg_INJECT)
+      list(APPEND env "FX_INJECT=${arg_INJECT}")
+    endif()
+    _fx_launch_command(command)
+  endif()
+  add_test(NAME ${name} COMMAND ${command})
+  math(EXPR procs "${arg_NP} + ${arg_SPARES}")
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${procs}
+    LABELS "mpi;${arg_LABELS}" ENVIRONMENT "${env}")
+  foreach(kind SETUP REQUIRED CLEANUP)
+    if(arg_FIXTURES_${kind})
+      set_tests_properties(${name} PROPERTIES FIXTURES_${kind} "${arg_FIXTURES_${kind}}")
+    endif()
+  endforeach()
+endfunction()
+
+# fx_add_mpi_test's command through expect_exit.sh (reads its caller's arg_*).
+macro(_fx_launch_command out)
   math(EXPR inner "${arg_TIMEOUT} - 8")
   if(inner LESS 5)
     message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} is below the minimum 13")
@@ -57,10 +109,28 @@ function(fx_add_mpi_test name)
       list(APPEND logs --check ${check})
     endforeach()
   endif()
-  add_test(NAME ${name}
-    COMMAND ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
-            ${FX_LAUNCHER} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
-            -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT}
-    LABELS "mpi;${arg_LABELS}" ENVIRONMENT "${arg_ENV}")
-endfunction()
+  set(${out} ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
+             ${FX_LAUNCHER} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
+             -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
+endmacro()
+
+# fx_add_mpi_test's BASELINE command through run_case.sh, which takes the
+# log regex and the report checks from its environment.
+macro(_fx_baseline_command out)
+  if(arg_EXPECT_LOG OR arg_EXPECT_REPORT)
+    message(FATAL_ERROR "fx_add_mpi_test(${name}): with BASELINE, give E2E_EXPECT_LOG/E2E_EXPECT_REPORT in ENV")
+  endif()
+  foreach(opt INJECT RTOL)
+    if(NOT DEFINED arg_${opt} OR "${arg_${opt}}" STREQUAL "")
+      set(arg_${opt} -)
+    endif()
+  endforeach()
+  if(arg_BASELINE_NP)
+    list(APPEND env E2E_REF_NP=${arg_BASELINE_NP})
+  endif()
+  math(EXPR limit "(${arg_TIMEOUT} - 6) / 2")
+  set(${out} ${PROJECT_SOURCE_DIR}/tests/e2e/miniapps/run_case.sh ${CMAKE_CURRENT_BINARY_DIR}/${name}
+             ${arg_EXPECT_EXIT} ${arg_NP} ${arg_SPARES} ${limit} ${arg_INJECT} ${arg_RTOL}
+             -- $<TARGET_FILE:${arg_BASELINE}> ${arg_BASELINE_ARGS}
+             -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
+endmacro()

@@ -137,12 +137,24 @@ std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
   return offset;
 }
 
-Injector::Injector(InjectConfig config, int world_rank, int world_size, int spares)
+bool is_target(const InjectionSpec& s, int world_rank, int logical_rank, int logical_size, int buddy_distance,
+               const std::vector<int>& spares) {
+  if (s.target_kind == "rank") return logical_rank == s.target;
+  if (s.target_kind == "world") return world_rank == s.target;
+  if (s.target_kind == "spare")
+    return logical_rank < 0 && s.target >= 0 && s.target < static_cast<int>(spares.size()) &&
+           world_rank == spares[static_cast<std::size_t>(s.target)];
+  if (s.target_kind == "buddy-of")
+    return logical_rank >= 0 && logical_size > 0 &&
+           logical_rank == (s.target + buddy_distance) % logical_size;
+  return false;
+}
+
+Injector::Injector(InjectConfig config, int world_rank, int world_size, std::vector<int> spares)
     : world_rank_(world_rank),
-      world_size_(world_size),
-      spares_(spares),
+      spares_(std::move(spares)),
       buddy_distance_(config.buddy_distance),
-      logical_size_(world_size - spares) {
+      logical_size_(world_size - static_cast<int>(spares_.size())) {
   for (const auto& s : config.failures) {
     for (int k = 0; k < std::max(1, s.repeat); ++k) {
       InjectionSpec copy = s;
@@ -152,17 +164,8 @@ Injector::Injector(InjectConfig config, int world_rank, int world_size, int spar
       schedule_.push_back(std::move(copy));
     }
   }
-  for (auto& s : chaos_schedule(config, world_size - spares)) schedule_.push_back(std::move(s));
+  for (auto& s : chaos_schedule(config, logical_size_)) schedule_.push_back(std::move(s));
   pending_ = schedule_;
-}
-
-bool Injector::matches(const InjectionSpec& s, int logical_rank, int logical_size) const {
-  if (s.target_kind == "rank") return logical_rank == s.target;
-  if (s.target_kind == "world") return world_rank_ == s.target;
-  if (s.target_kind == "spare") return logical_rank < 0 && world_rank_ == world_size_ - spares_ + s.target;
-  if (s.target_kind == "buddy-of")
-    return logical_rank >= 0 && logical_size > 0 && logical_rank == (s.target + buddy_distance_) % logical_size;
-  return false;
 }
 
 void Injector::at(Phase phase, std::int64_t iteration, int logical_rank, int logical_size, DataStore* store) {
@@ -172,7 +175,7 @@ void Injector::at(Phase phase, std::int64_t iteration, int logical_rank, int log
   for (std::size_t i = 0; i < pending_.size();) {
     const InjectionSpec& s = pending_[i];
     const bool when = (s.iteration < 0 || iteration >= s.iteration) && (s.phase.empty() || s.phase == name);
-    if (!when || !matches(s, logical_rank, logical_size_)) {
+    if (!when || !is_target(s, world_rank_, logical_rank, logical_size_, buddy_distance_, spares_)) {
       ++i;
       continue;
     }
@@ -234,12 +237,7 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
 
 void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration) {
   auto victim_is = [&](const InjectionSpec& s, const FailedProcess& f) {
-    if (s.target_kind == "rank") return f.logical_rank == s.target;
-    if (s.target_kind == "world") return f.world_rank == s.target;
-    if (s.target_kind == "spare") return f.logical_rank < 0 && f.world_rank == world_size_ - spares_ + s.target;
-    if (s.target_kind == "buddy-of")
-      return f.logical_rank >= 0 && logical_size_ > 0 && f.logical_rank == (s.target + buddy_distance_) % logical_size_;
-    return false;
+    return is_target(s, f.world_rank, f.logical_rank, logical_size_, buddy_distance_, spares_);
   };
   // Each death retires the victim's earliest kill spec; survivors may detect
   // it at different iterations, so `iteration` plays no part in this choice.

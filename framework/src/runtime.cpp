@@ -55,7 +55,7 @@ Runtime::~Runtime() = default;
 bool Runtime::init_world() {
   comms_.start(members_.start(config_.spares));
   if (logical_rank() >= 0) store_->set_comm(app_comm());
-  injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), config_.spares.count);
+  injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), members_.spare_ranks());
   watch_.post(world());
   members_.publish_identity();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while

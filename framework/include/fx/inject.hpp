@@ -36,10 +36,19 @@ struct FailedProcess {
 // or "" when the job runs without the fx launcher.
 std::string kill_stamp_path(int world_rank);
 
+// Whether this process is the target of `s`: the one place a spec's target
+// (rank, world, spare, buddy-of) meets the job's real membership. `spares`
+// are the world ranks of the spares in spare order (as spares.placement chose
+// them), so `spare:i` is the i-th of them, not world rank N+i; a spare
+// target matches only while that process is still a spare (logical -1).
+bool is_target(const InjectionSpec& s, int world_rank, int logical_rank, int logical_size, int buddy_distance,
+               const std::vector<int>& spares);
+
 class Injector {
  public:
   Injector() = default;
-  Injector(InjectConfig config, int world_rank, int world_size, int spares);
+  // `spares`: the spares' world ranks in spare order (see is_target).
+  Injector(InjectConfig config, int world_rank, int world_size, std::vector<int> spares);
 
   // An injection point. Fires when an unfired spec matches this process
   // (identity: logical rank, -1 for a spare) at this phase and iteration:
@@ -63,14 +72,12 @@ class Injector {
   void set_killer(Killer killer) { killer_ = std::move(killer); }
 
  private:
-  bool matches(const InjectionSpec& s, int logical_rank, int logical_size) const;
   void fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank, DataStore* store);
 
   std::vector<InjectionSpec> pending_;
   std::vector<InjectionSpec> schedule_;
   int world_rank_ = -1;
-  int world_size_ = 0;
-  int spares_ = 0;
+  std::vector<int> spares_;
   int buddy_distance_ = 1;
   int logical_size_ = 0;   // the last size seen by at(), for buddy-of after repairs
   Killer killer_;

@@ -5,8 +5,8 @@
 #
 # 1. runs the reference REF (the plain baseline, failure-free) on NP ranks;
 # 2. runs APP on NP active + SPARES spare ranks with FX_INJECT=INJECT
-#    ("-": none; '+' separates failures, standing for FX_INJECT's ';',
-#    which CMake would split) under the fx launcher, time limit LIMIT s;
+#    ("-": none; '|' separates failures) under the fx launcher, time
+#    limit LIMIT s;
 # 3. checks the launcher's verdict is EXPECT (0 ok, 3 survived, 4 aborted);
 # 4. compares every `result:` line of the two runs: bitwise, except the
 #    keys in RTOL ("key=tol,key=tol" or "-"), compared to that relative
@@ -45,7 +45,7 @@ grep '^result: ' "$work/ref.out" >"$work/ref.results" || fail "reference printed
 
 # The run under test.
 export FX_CHECKPOINT_DIR="$work/checkpoints" FX_REPORT="$work/report.yaml"
-if [ "$inject" = "-" ]; then unset FX_INJECT; else export FX_INJECT="${inject//+/;}"; fi
+if [ "$inject" = "-" ]; then unset FX_INJECT; else export FX_INJECT="$inject"; fi
 start=$(date +%s.%N)
 "$launcher" -n "$np" -s "$spares" -t "$limit" -- "${app[@]}" >"$work/app.out" 2>"$work/app.err"
 rc=$?
@@ -61,9 +61,9 @@ if [ -n "${E2E_EXPECT_REPORT:-}" ]; then
   grep -Eq "$E2E_EXPECT_REPORT" "$work/report.yaml" || fail "the run report does not match /$E2E_EXPECT_REPORT/"
 fi
 
-# Every injected failure happened: the report lists one per '+'-joined spec.
+# Every injected failure happened: the report lists one per '|'-joined spec.
 if [ "$expect" -eq 3 ]; then
-  want=${E2E_FAILURES:-$(($(tr -cd '+' <<<"$inject" | wc -c) + 1))}
+  want=${E2E_FAILURES:-$(($(tr -cd '|' <<<"$inject" | wc -c) + 1))}
   got=$(grep -c '^  - world_rank:' "$work/report.yaml" 2>/dev/null)
   [ "${got:-0}" -eq "$want" ] || fail "the run report lists ${got:-0} failure(s), $want were injected"
 fi

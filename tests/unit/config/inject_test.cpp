@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <tuple>
 
@@ -26,21 +26,26 @@ fx::Config load_yaml(const std::string& yaml, const std::vector<std::string>& en
   return fx::load_config(d.file("i.yaml", yaml), env, {});
 }
 
-using Event = std::tuple<std::int64_t, std::string, int, int, std::string>;  // iteration, phase, logical, world, key
+using Event =
+    std::tuple<std::int64_t, std::string, int, int, std::string>;  // iteration, phase, logical, world, key
 
 // A toy job: `active` logical ranks + `spares` spares, each with its own
 // Injector; a kill replaces the victim with the first idle spare, every live
 // process calls on_repair, and the run rolls back to the last multiple of
 // `every` (the last checkpoint), as fx's runtime does.
-std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::int64_t iterations, int every = 5) {
+std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::int64_t iterations,
+                            int every = 5) {
   const int world = active + spares;
   struct Proc {
     Injector inj;
     int logical;
     bool alive = true;
   };
+  std::vector<int> spare_ranks;
+  for (int w = active; w < world; ++w) spare_ranks.push_back(w);
   std::vector<Proc> procs;
-  for (int w = 0; w < world; ++w) procs.push_back({Injector(cfg.inject, w, world, spares), w < active ? w : -1});
+  for (int w = 0; w < world; ++w)
+    procs.push_back({Injector(cfg.inject, w, world, spare_ranks), w < active ? w : -1});
   std::vector<Event> events;
   std::vector<FailedProcess> dead;
   std::int64_t it = 0;
@@ -109,7 +114,7 @@ TEST(Inject, SameConfigSameFailurePoints) {
   const std::vector<Event> want = {
       {5, "checkpoint", 3, 3, "inject.failures[2]"},  // first checkpoint at or after iteration 3
       {7, "compute", 1, 1, "inject.failures[0]"},
-      {12, "halo", 2, 2, "inject.failures[1]"},      // buddy of 1 is 2
+      {12, "halo", 2, 2, "inject.failures[1]"},  // buddy of 1 is 2
   };
   EXPECT_EQ(a, want);
 }
@@ -117,14 +122,16 @@ TEST(Inject, SameConfigSameFailurePoints) {
 TEST(Inject, RecoveredRankNeverReKillsItself) {
   // Rank 1 dies at 7; the run rolls back to 5 and passes 7 again with spare
   // world 4 as rank 1: nothing fires a second time.
-  const auto ev = simulate(load_yaml("spares: 1\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"), 4, 1, 20);
+  const auto ev =
+      simulate(load_yaml("spares: 1\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"), 4, 1, 20);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(std::get<3>(ev[0]), 1);
 }
 
 TEST(Inject, RepeatKillsEachOccupantOnce) {
-  const auto cfg = load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 2, iteration: 4, repeat: 3, every: 6}\n");
-  Injector probe(cfg.inject, 0, 6, 2);
+  const auto cfg =
+      load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 2, iteration: 4, repeat: 3, every: 6}\n");
+  Injector probe(cfg.inject, 0, 6, {4, 5});
   ASSERT_EQ(probe.schedule().size(), 3u);
   EXPECT_EQ(probe.schedule()[1].iteration, 10);
   EXPECT_EQ(probe.schedule()[2].key, "inject.failures[0]#3");
@@ -144,13 +151,44 @@ TEST(Inject, SpareAndWorldTargets) {
       "    - {target: 'world:0', iteration: 2}\n");
   const auto ev = simulate(cfg, 4, 2, 10);
   ASSERT_EQ(ev.size(), 2u);
-  EXPECT_EQ(std::get<3>(ev[0]), 5);   // the second spare, at once
+  EXPECT_EQ(std::get<3>(ev[0]), 5);  // the second spare, at once
   EXPECT_EQ(std::get<2>(ev[0]), -1);
   EXPECT_EQ(std::get<3>(ev[1]), 0);
 }
 
+// spares.placement: spread over two nodes of 4 (world 0-3, 4-7) takes each
+// node's highest rank: spares are world 3 and 7, logical ranks 0-5 the rest.
+// spare:0 is world 3 (not world N+0 = 6, an active rank there), spare:1
+// world 7, and the kill fires on that process.
+TEST(Inject, SpareTargetIsTheRealSpareUnderSpread) {
+  const std::vector<int> spares = {3, 7};
+  fx::InjectionSpec s;
+  s.target_kind = "spare";
+  s.target = 0;
+  EXPECT_TRUE(fx::detail::is_target(s, 3, -1, 6, 1, spares));
+  EXPECT_FALSE(fx::detail::is_target(s, 6, 5, 6, 1, spares));
+  EXPECT_FALSE(fx::detail::is_target(s, 6, -1, 6, 1, spares));
+  s.target = 1;
+  EXPECT_TRUE(fx::detail::is_target(s, 7, -1, 6, 1, spares));
+  EXPECT_FALSE(fx::detail::is_target(s, 7, 2, 6, 1, spares));  // recruited: no longer a spare
+  s.target = 2;
+  EXPECT_FALSE(fx::detail::is_target(s, 7, -1, 6, 1, spares));  // no third spare
+
+  const auto cfg =
+      load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 'spare:0', phase: spare-idle}\n");
+  std::vector<int> fired;
+  for (int w = 0; w < 8; ++w) {
+    const bool spare = w == 3 || w == 7;
+    Injector inj(cfg.inject, w, 8, spares);
+    inj.set_killer([&, w](const fx::InjectionSpec&, int) { fired.push_back(w); });
+    inj.at(spare ? Phase::spare_idle : Phase::compute, spare ? -1 : 0, spare ? -1 : w - (w > 3), 6, nullptr);
+  }
+  EXPECT_EQ(fired, std::vector<int>{3});
+}
+
 TEST(Inject, ChaosIsReproducibleFromItsSeed) {
-  const std::string base = "spares: 3\ninject:\n  chaos: {mtbf_iterations: 20, max_failures: 3, start: 2, seed: ";
+  const std::string base =
+      "spares: 3\ninject:\n  chaos: {mtbf_iterations: 20, max_failures: 3, start: 2, seed: ";
   const auto a = load_yaml(base + "7}\n");
   const auto b = load_yaml(base + "7}\n");
   const auto c = load_yaml(base + "8}\n");
@@ -227,11 +265,12 @@ TEST(Inject, FlipBitHalvesAFloat64) {
 }
 
 TEST(Inject, BitflipOfAnUnknownMemberNamesTheSpec) {
-  const auto cfg = load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
+  const auto cfg =
+      load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
   std::vector<double> u(4, 1.0);
   fx::DataStore store;
   store.add_member(double_member("u", u));
-  Injector inj(cfg.inject, 0, 1, 0);
+  Injector inj(cfg.inject, 0, 1, {});
   try {
     inj.at(Phase::compute, 1, 0, 1, &store);
     FAIL();
@@ -262,7 +301,7 @@ TEST(Inject, RealSignalAfterStamp) {
     if (pid == 0) {
       ::setenv("FX_STATUS_FILE", status.c_str(), 1);
       std::signal(SIGSEGV, SIG_DFL);
-      Injector inj(cfg.inject, 0, 1, 0);
+      Injector inj(cfg.inject, 0, 1, {});
       for (int it = 0; it < 5; ++it) inj.at(Phase::compute, it, 0, 1, nullptr);
       ::_exit(0);  // not reached
     }
