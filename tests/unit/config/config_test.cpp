@@ -73,7 +73,7 @@ app:
   EXPECT_DOUBLE_EQ(c.detector.timeout_s, 2);
   EXPECT_EQ(c.checkpoint.memory.every, 10);
   EXPECT_EQ(c.checkpoint.memory.buddy_distance, 2);
-  EXPECT_EQ(c.checkpoint.memory.scheme, "parity");
+  EXPECT_EQ(c.checkpoint.memory.scheme, fx::MemoryScheme::parity);
   EXPECT_EQ(c.checkpoint.memory.parity_group, 3);
   EXPECT_EQ(c.checkpoint.memory.depth, 3);
   EXPECT_EQ(c.checkpoint.hdf5.every, 4);
@@ -82,24 +82,24 @@ app:
   EXPECT_FALSE(c.checkpoint.hdf5.restart);
   EXPECT_EQ(c.tryblock.soft_retries, 5);
   EXPECT_FALSE(c.tryblock.rollback);
-  EXPECT_EQ(c.reinit.mode, "sync");
+  EXPECT_EQ(c.reinit.mode, fx::ReinitMode::sync);
   EXPECT_EQ(c.log_level, fx::log::Level::debug);
   EXPECT_EQ(c.report_path, "out/run.yaml");
   ASSERT_EQ(c.inject.failures.size(), 5u);
   const auto& f0 = c.inject.failures[0];
-  EXPECT_EQ(f0.target_kind, "rank");
+  EXPECT_EQ(f0.target_kind, fx::TargetKind::rank);
   EXPECT_EQ(f0.target, 1);
   EXPECT_EQ(f0.iteration, 7);
   EXPECT_EQ(f0.action, fx::InjectAction::sigkill);
   EXPECT_EQ(f0.origin, f + ":18:16");
   EXPECT_EQ(f0.key, "inject.failures[0]");
-  EXPECT_EQ(c.inject.failures[1].target_kind, "buddy-of");
-  EXPECT_EQ(c.inject.failures[1].phase, "halo");
+  EXPECT_EQ(c.inject.failures[1].target_kind, fx::TargetKind::buddy_of);
+  EXPECT_EQ(c.inject.failures[1].phase, fx::Phase::halo);
   EXPECT_EQ(c.inject.failures[1].action, fx::InjectAction::sigterm);
-  EXPECT_EQ(c.inject.failures[2].target_kind, "spare");
+  EXPECT_EQ(c.inject.failures[2].target_kind, fx::TargetKind::spare);
   EXPECT_EQ(c.inject.failures[2].target, 1);
   EXPECT_EQ(c.inject.failures[2].action, fx::InjectAction::abort);
-  EXPECT_EQ(c.inject.failures[3].target_kind, "world");
+  EXPECT_EQ(c.inject.failures[3].target_kind, fx::TargetKind::world);
   EXPECT_EQ(c.inject.failures[3].repeat, 2);
   EXPECT_EQ(c.inject.failures[3].every, 5);
   EXPECT_EQ(c.inject.failures[4].member, "u");
@@ -110,7 +110,7 @@ app:
   EXPECT_DOUBLE_EQ(c.inject.chaos_mtbf_iterations, 25);
   EXPECT_EQ(c.inject.chaos_max_failures, 3);
   EXPECT_EQ(c.inject.chaos_start, 5);
-  EXPECT_EQ(c.inject.chaos_phase, "compute");
+  EXPECT_EQ(c.inject.chaos_phase, fx::Phase::compute);
   EXPECT_EQ(c.inject.buddy_distance, 2);
   EXPECT_EQ(c.app["nx"].as<int>(), 64);
   EXPECT_NO_THROW(fx::validate_against_world(c, 6));
@@ -125,7 +125,8 @@ TEST(Config, SparesShorthand) {
 
 TEST(Config, PrecedenceFileEnvCommandLine) {
   ScratchDir d;
-  const auto f = d.file("p.yaml", "log:\n  level: warn\nreport:\n  path: file.yaml\nrecovery:\n  max_rounds: 4\n");
+  const auto f =
+      d.file("p.yaml", "log:\n  level: warn\nreport:\n  path: file.yaml\nrecovery:\n  max_rounds: 4\n");
   // file only
   EXPECT_EQ(fx::load_config(f, {}, {}).log_level, fx::log::Level::warn);
   // env beats file
@@ -156,30 +157,32 @@ TEST(Config, LauncherSparesOverrideFileWithANote) {
 }
 
 TEST(Config, GenericEnvAndOtherVariablesIgnored) {
-  const auto c = fx::load_config("", {"FX_CFG_CHECKPOINT__MEMORY__EVERY=7", "FX_CFG_APP__NX=32", "FX_TIMEOUT=60",
-                                      "FX_STATUS_FILE=/tmp/x", "PATH=/bin"},
+  const auto c = fx::load_config("",
+                                 {"FX_CFG_CHECKPOINT__MEMORY__EVERY=7", "FX_CFG_APP__NX=32", "FX_TIMEOUT=60",
+                                  "FX_STATUS_FILE=/tmp/x", "PATH=/bin"},
                                  {});
   EXPECT_EQ(c.checkpoint.memory.every, 7);
   EXPECT_EQ(c.app["nx"].as<int>(), 32);
 }
 
 TEST(Config, CompactInjectSyntax) {
-  const auto c = fx::load_config(
-      "", {"FX_INJECT=2@5; buddy-of:1@halo:SIGTERM; spare@spare-idle; target=3,iteration=9,action=abort; 0@4/checkpoint"},
-      {});
+  const auto c = fx::load_config("",
+                                 {"FX_INJECT=2@5; buddy-of:1@halo:SIGTERM; spare@spare-idle; "
+                                  "target=3,iteration=9,action=abort; 0@4/checkpoint"},
+                                 {});
   ASSERT_EQ(c.inject.failures.size(), 5u);
   EXPECT_EQ(c.inject.failures[0].target, 2);
   EXPECT_EQ(c.inject.failures[0].iteration, 5);
   EXPECT_EQ(c.inject.failures[0].action, fx::InjectAction::sigkill);
   EXPECT_EQ(c.inject.failures[0].origin, "env FX_INJECT");
-  EXPECT_EQ(c.inject.failures[1].target_kind, "buddy-of");
-  EXPECT_EQ(c.inject.failures[1].phase, "halo");
+  EXPECT_EQ(c.inject.failures[1].target_kind, fx::TargetKind::buddy_of);
+  EXPECT_EQ(c.inject.failures[1].phase, fx::Phase::halo);
   EXPECT_EQ(c.inject.failures[1].action, fx::InjectAction::sigterm);
-  EXPECT_EQ(c.inject.failures[2].target_kind, "spare");
-  EXPECT_EQ(c.inject.failures[2].phase, "spare-idle");
+  EXPECT_EQ(c.inject.failures[2].target_kind, fx::TargetKind::spare);
+  EXPECT_EQ(c.inject.failures[2].phase, fx::Phase::spare_idle);
   EXPECT_EQ(c.inject.failures[3].action, fx::InjectAction::abort);
   EXPECT_EQ(c.inject.failures[4].iteration, 4);
-  EXPECT_EQ(c.inject.failures[4].phase, "checkpoint");
+  EXPECT_EQ(c.inject.failures[4].phase, fx::Phase::checkpoint);
 }
 
 TEST(Config, SetTakesYamlValues) {
@@ -192,8 +195,10 @@ TEST(Config, SetTakesYamlValues) {
 TEST(Config, ArgvKeepsTheAppsArguments) {
   ScratchDir d;
   const auto f = d.file("a.yaml", "spares: 1\n");
-  std::vector<std::string> args = {"app", "-x", "--fx-config", f, "input.dat", "--fx-set", "log.level=warn",
-                                   "--fx-set=recovery.max_rounds=2", "--verbose"};
+  std::vector<std::string> args = {
+      "app",       "-x",       "--fx-config",    f,
+      "input.dat", "--fx-set", "log.level=warn", "--fx-set=recovery.max_rounds=2",
+      "--verbose"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -237,8 +242,9 @@ TEST(Config, AppLookups) {
     fx::config_check_keys(c.app, {"nx", "ny", "tol", "name", "ok", "bda"}, c.source);
     FAIL();
   } catch (const fx::ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), f + ":6:3: app.bad: expected one of nx, ny, tol, name, ok, bda (did you mean "
-                                         "'bda'?), got 'bad'");
+    EXPECT_EQ(std::string(e.what()),
+              f + ":6:3: app.bad: expected one of nx, ny, tol, name, ok, bda (did you mean "
+                  "'bda'?), got 'bad'");
   }
   try {
     fx::config_reject(c.app, "nx", "a multiple of 256", c.source);
@@ -251,9 +257,10 @@ TEST(Config, AppLookups) {
 // The echo in a report is itself a valid configuration that loads to the same echo.
 TEST(Config, EchoRoundTrips) {
   ScratchDir d;
-  const auto f = d.file("rt.yaml", "spares: 2\ncheckpoint: {memory: {every: 5}}\ninject:\n  failures:\n"
-                                   "    - {target: 1, iteration: 3, repeat: 2, every: 4}\n"
-                                   "  chaos: {seed: 9, mtbf_iterations: 10}\napp: {nx: 8}\n");
+  const auto f = d.file("rt.yaml",
+                        "spares: 2\ncheckpoint: {memory: {every: 5}}\ninject:\n  failures:\n"
+                        "    - {target: 1, iteration: 3, repeat: 2, every: 4}\n"
+                        "  chaos: {seed: 9, mtbf_iterations: 10}\napp: {nx: 8}\n");
   const std::string echo = YAML::Dump(fx::config_to_yaml(fx::load_config(f, {}, {})));
   const auto f2 = d.file("echo.yaml", echo);
   EXPECT_EQ(YAML::Dump(fx::config_to_yaml(fx::load_config(f2, {}, {}))), echo);
