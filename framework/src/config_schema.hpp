@@ -5,7 +5,7 @@
 // The parts of loading that are not one key each live beside it:
 // config_inject.cpp (failure specs, FX_INJECT), config_checks.cpp (checks
 // between keys, writable paths, the job size), config_sources.cpp (file,
-// environment, --fx-set), config_section.cpp (the app: section).
+// environment, --fx-set), config_app.cpp (the app: section).
 #include <functional>
 #include <string>
 #include <vector>
@@ -35,6 +35,12 @@ std::vector<std::string> section_keys(const std::string& path);
 // The whole tree into `cfg`: schema keys, the injection specs, the app
 // section; with w.cross_checks(), the checks between keys.
 void read_tree(Walker& w, const YAML::Node& root, Config& cfg);
+
+// config_sources.cpp. The answer to --fx-print-launch (app.cpp): the
+// settings the launcher applies, one "key value" line each, loaded from
+// every source without MPI. Returns the exit code (0, or 2 after printing
+// the ConfigError).
+int print_launch(int argc, char** argv);
 
 // config_inject.cpp
 void read_failures(Walker& w, const YAML::Node& failures, InjectConfig& inj);

@@ -4,11 +4,14 @@
 // which the schema then walks once. Every value remembers where it came
 // from. Nothing here touches MPI: every rank reads the same inputs and
 // reaches the same verdict.
+#include <fx/detail/status.hpp>
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -280,3 +283,21 @@ Config load_config(int& argc, char** argv) {
 }
 
 }  // namespace fx
+
+namespace fx::detail {
+
+int print_launch(int argc, char** argv) {
+  try {
+    const Config c = load_config(argc, argv);
+    std::printf("detector.period_s %s\ndetector.timeout_s %s\n",
+                fmt::format("{}", c.detector.period_s).c_str(),
+                fmt::format("{}", c.detector.timeout_s).c_str());
+  } catch (const ConfigError& e) {
+    print_usage_error(e.what());
+    return static_cast<int>(ExitCode::usage);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace fx::detail
