@@ -66,8 +66,8 @@ void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
     MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
-                                  peer, tag, comm_.raw(), &r));
+    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
+                                  comm_.raw(), &r));
     requests_.push_back(r);
   }
 }
@@ -77,8 +77,8 @@ void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) {
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
     MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
-                                  peer, tag, comm_.raw(), &r));
+    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
+                                  comm_.raw(), &r));
     requests_.push_back(r);
   }
 }
@@ -130,8 +130,7 @@ Slot& DataStore::Impl::new_slot(std::int64_t iteration, bool recycle) {
     s = spare_slot();
   }
   s->iteration = iteration;
-  auto at =
-      std::find_if(versions.begin(), versions.end(), [&](const auto& v) { return v->iteration > iteration; });
+  auto at = std::find_if(versions.begin(), versions.end(), [&](const auto& v) { return v->iteration > iteration; });
   return **versions.insert(at, std::move(s));
 }
 
@@ -236,8 +235,8 @@ void DataStore::Impl::ensure_topology() {
   if (topology_valid) return;
   const auto mine = host_name();
   std::vector<char> all(static_cast<std::size_t>(size()) * detail::kHostName);
-  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName,
-                                   MPI_CHAR, comm.raw()));
+  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName, MPI_CHAR,
+                                   comm.raw()));
   set_topology(all.data(), detail::kHostName);
 }
 
@@ -261,8 +260,7 @@ DataStore::DataStore(CheckpointConfig options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_)) {
   const auto& m = options_.memory;
   if (m.scheme == MemoryScheme::parity && m.parity_group < 2) {
-    FX_THROW(CheckpointError,
-             fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
+    FX_THROW(CheckpointError, fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
   }
 }
 
@@ -306,12 +304,10 @@ void DataStore::set_comm(Comm comm) {
 
 void DataStore::add_member(Member m) {
   for (const auto& x : members_) {
-    if (x.name == m.name)
-      FX_THROW(UsageError, fmt::format("data store: member '{}' is registered twice", m.name));
+    if (x.name == m.name) FX_THROW(UsageError, fmt::format("data store: member '{}' is registered twice", m.name));
   }
   if (m.bytes > 0 && !m.host && (!m.save || !m.load)) {
-    FX_THROW(UsageError,
-             fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
+    FX_THROW(UsageError, fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
   }
   members_.push_back(std::move(m));
 }
@@ -360,9 +356,8 @@ void DataStore::commit(std::int64_t iteration) {
   if (!agreed) {
     im.drop_from(iteration);
     FX_THROW(CheckpointError,
-             error.empty()
-                 ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
-                 : error);
+             error.empty() ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
+                           : error);
   }
   s.committed = true;
   im.prior.clear();  // the new decomposition is protected now
@@ -385,8 +380,7 @@ void DataStore::commit(std::int64_t iteration) {
   }
   st.seconds = now() - t0;
   im.commit_stats = st;
-  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes,
-             st.seconds * 1e3);
+  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes, st.seconds * 1e3);
 }
 
 std::optional<std::int64_t> DataStore::restore() {
@@ -443,23 +437,21 @@ std::optional<std::int64_t> DataStore::restore() {
       im.restore_stats = st;
       int pulled = 0;
       for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
-      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration,
-                pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
+      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration, pulled, n,
+                im.parity() ? "parity" : "buddies", st.seconds * 1e3);
       return plan.iteration;
     }
     if (r == 0) log::warn("in-memory version of iteration {} failed its checks; trying HDF5", plan.iteration);
   } else if (plan.history && r == 0) {
-    log::warn(
-        "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-        "the rank(s) holding its redundancy); trying HDF5",
-        plan.unrecoverable);
+    log::warn("in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
+              "the rank(s) holding its redundancy); trying HDF5",
+              plan.unrecoverable);
   }
   const double t1 = now();
   st.memory_seconds = t1 - t0;
 
   // Disk: at a cold start only when hdf5.restart asks for it.
-  const bool use_disk =
-      plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
+  const bool use_disk = plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
   if (use_disk) {
     if (const auto it = im.restore_hdf5(plan.history)) {
       st.level = "hdf5";

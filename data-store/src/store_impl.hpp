@@ -35,16 +35,16 @@ enum Tag : int {
 struct Slot {
   std::int64_t iteration = -1;
   std::int64_t sequence = 0;
-  int size = 0;  // app size when taken
+  int size = 0;                 // app size when taken
   Buffer own;
   ImageInfo own_info;
-  bool own_ok = false;  // own image complete (own_info.rank is the logical rank)
+  bool own_ok = false;          // own image complete (own_info.rank is the logical rank)
   Buffer held;
   std::uint64_t held_header = 0;
-  int held_rank = -1;  // buddy: whose image `held` is
+  int held_rank = -1;           // buddy: whose image `held` is
   bool held_ok = false;
-  bool parity_ok = false;    // parity: `held` is this rank's complete parity block
-  std::uint64_t stripe = 0;  // parity: padded image size of the group
+  bool parity_ok = false;       // parity: `held` is this rank's complete parity block
+  std::uint64_t stripe = 0;     // parity: padded image size of the group
   bool committed = false;
 
   void clear_flags();
@@ -88,8 +88,7 @@ struct Background {
 namespace fx {
 
 struct DataStore::Impl {
-  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m)
-      : options(o), comm(c), members(m) {}
+  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m) : options(o), comm(c), members(m) {}
 
   const CheckpointConfig& options;
   const Comm& comm;
@@ -99,7 +98,7 @@ struct DataStore::Impl {
   std::vector<std::unique_ptr<detail::Slot>> pool;      // retired; buffers reused
   std::vector<std::unique_ptr<detail::Slot>> prior;     // versions of the size before a shrink (resize.cpp)
   std::optional<std::int64_t> committed;
-  std::int64_t sequence = 0;  // of the newest committed / restored version
+  std::int64_t sequence = 0;                             // of the newest committed / restored version
   bool topology_valid = false;
   int distance = 0;
   std::vector<MPI_Request> orphans;

@@ -28,16 +28,11 @@ bool kills(const InjectionSpec& s) { return s.action != InjectAction::bitflip; }
 
 int signal_of(InjectAction a) {
   switch (a) {
-    case InjectAction::sigkill:
-      return SIGKILL;
-    case InjectAction::sigterm:
-      return SIGTERM;
-    case InjectAction::sigsegv:
-      return SIGSEGV;
-    case InjectAction::abort:
-      return SIGABRT;
-    case InjectAction::bitflip:
-      return 0;
+    case InjectAction::sigkill: return SIGKILL;
+    case InjectAction::sigterm: return SIGTERM;
+    case InjectAction::sigsegv: return SIGSEGV;
+    case InjectAction::abort: return SIGABRT;
+    case InjectAction::bitflip: return 0;
   }
   return 0;
 }
@@ -93,12 +88,12 @@ std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
   const std::size_t width = std::max<std::size_t>(1, member.bytes / count);
   const std::size_t index = element < 0 ? count / 2 : static_cast<std::size_t>(element);
   if (index >= count)
-    FX_THROW(UsageError, fmt::format("bitflip: element {} is out of range for member '{}' ({} elements)",
-                                     index, member.name, count));
+    FX_THROW(UsageError, fmt::format("bitflip: element {} is out of range for member '{}' ({} elements)", index,
+                                     member.name, count));
   if (bit < 0) bit = member.type == "float64" ? 52 : member.type == "float32" ? 23 : 0;
   if (static_cast<std::size_t>(bit) >= width * 8)
-    FX_THROW(UsageError, fmt::format("bitflip: bit {} is out of range for member '{}' ({}-byte elements)",
-                                     bit, member.name, width));
+    FX_THROW(UsageError, fmt::format("bitflip: bit {} is out of range for member '{}' ({}-byte elements)", bit,
+                                     member.name, width));
   std::vector<std::byte> buf(member.bytes);
   member.save(buf.data());
   // Little-endian: bit k of an element lives in its byte k / 8.
@@ -166,21 +161,19 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
     std::size_t offset = 0;
     if (store != nullptr) {
       const auto& members = store->members();
-      const auto it =
-          std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
+      const auto it = std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
       if (it == members.end()) {
         std::vector<std::string> names;
         for (const auto& m : members) names.push_back(m.name);
         FX_THROW(ConfigError, s.origin, s.key + ".member",
                  fmt::format("expected a registered member ({}){}, got '{}'",
-                             names.empty() ? "none registered" : "one of " + join(names),
-                             suggestion(s.member, names), s.member));
+                             names.empty() ? "none registered" : "one of " + join(names), suggestion(s.member, names),
+                             s.member));
       }
       try {
         offset = flip_bit(*it, s.element, s.bit);
       } catch (const UsageError& e) {
-        FX_THROW(ConfigError, s.origin, s.key,
-                 fmt::format("expected a bit inside the member, got '{}'", e.what()));
+        FX_THROW(ConfigError, s.origin, s.key, fmt::format("expected a bit inside the member, got '{}'", e.what()));
       }
     }
     log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {} iteration {}", s.key, s.member,

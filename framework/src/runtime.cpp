@@ -62,8 +62,7 @@ bool Runtime::init_world() {
   MPI_Get_processor_name(name, &len);
   std::vector<char> all(static_cast<std::size_t>(world_size_) * MPI_MAX_PROCESSOR_NAME);
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, world_);
-  for (int r = 0; r < world_size_; ++r)
-    hosts_.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  for (int r = 0; r < world_size_; ++r) hosts_.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
 
   const int spares = config_.spares.count;
   const auto spare_ranks = choose_spares(world_size_, spares, config_.spares.placement, node_ids(world_));
@@ -91,10 +90,8 @@ bool Runtime::init_world() {
 }
 
 void Runtime::publish_identity() {
-  if (logical_ >= 0)
-    log::set_identity('r', logical_, active_size_);
-  else
-    log::set_identity('s', world_rank_, world_size_);
+  if (logical_ >= 0) log::set_identity('r', logical_, active_size_);
+  else log::set_identity('s', world_rank_, world_size_);
 }
 
 void Runtime::execute() {
@@ -104,46 +101,45 @@ void Runtime::execute() {
   if (!args_.empty()) report_.set_app(args_[0].substr(args_[0].find_last_of('/') + 1));
   for (const auto& note : config_.notes) log::warn("{}", note);
   if (!ulfm::active()) {
-    log::warn(
-        "fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
-        "a process failure will end the job");
+    log::warn("fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
+              "a process failure will end the job");
   }
-  log::info("{} active ranks + {} spares on {} processes; checkpoint every {} iterations", active_size_,
-            config_.spares.count, world_size_, config_.checkpoint.memory.every);
+  log::info("{} active ranks + {} spares on {} processes; checkpoint every {} iterations",
+            active_size_, config_.spares.count, world_size_, config_.checkpoint.memory.every);
 
   bool repair_pending = !started;
   if (!started) on_failure(world_, MPI_ERR_OTHER, "start-up barrier");
   try {
-    while (true) {
-      try {
-        if (repair_pending) {
-          recover();
-          repair_pending = false;
-        }
-        if (role_ == Role::spare) {
-          if (idle_as_spare()) break;
-        } else {
-          run_active();
-          break;
-        }
-      } catch (const ProcessFailure& e) {
-        if (!failing_) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an fx call");
-        log::debug("caught ProcessFailure: {} ({}:{})", e.what(), e.file(), e.line());
-        repair_pending = true;
-      } catch (const JobEnded&) {
-        throw;
-      } catch (const std::exception& e) {
-        // Other ranks may be blocked waiting for this one: revoke, and let the
-        // repair's identity exchange carry the verdict to every live process.
-        const auto* cfg = dynamic_cast<const ConfigError*>(&e);
-        const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
-        fatal_ = e.what();
-        fatal_code_ = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
-        if (!cfg && !lost) log::error("{}", fatal_);
-        on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
-        repair_pending = true;
+  while (true) {
+    try {
+      if (repair_pending) {
+        recover();
+        repair_pending = false;
       }
+      if (role_ == Role::spare) {
+        if (idle_as_spare()) break;
+      } else {
+        run_active();
+        break;
+      }
+    } catch (const ProcessFailure& e) {
+      if (!failing_) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an fx call");
+      log::debug("caught ProcessFailure: {} ({}:{})", e.what(), e.file(), e.line());
+      repair_pending = true;
+    } catch (const JobEnded&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Other ranks may be blocked waiting for this one: revoke, and let the
+      // repair's identity exchange carry the verdict to every live process.
+      const auto* cfg = dynamic_cast<const ConfigError*>(&e);
+      const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
+      fatal_ = e.what();
+      fatal_code_ = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
+      if (!cfg && !lost) log::error("{}", fatal_);
+      on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
+      repair_pending = true;
     }
+  }
   } catch (const JobEnded& e) {
     end_job(e);
     return;
@@ -213,8 +209,7 @@ bool Runtime::active_rank_alive() {
   std::vector<int> failed;
   if (ulfm::ack_failed(world_, failed) != MPI_SUCCESS) return false;
   for (std::size_t r = 0; r < members_.size(); ++r) {
-    if (members_[r].logical >= 0 &&
-        std::find(failed.begin(), failed.end(), static_cast<int>(r)) == failed.end())
+    if (members_[r].logical >= 0 && std::find(failed.begin(), failed.end(), static_cast<int>(r)) == failed.end())
       return true;
   }
   return false;
@@ -276,8 +271,7 @@ void Runtime::run_active() {
   if (app_restores_) needs_restore_ = false;
   if (needs_restore_) {
     fault_point(recoveries_ > 0 ? Phase::restore : Phase::start_restore);
-    const bool may_restore =
-        recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
+    const bool may_restore = recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
     const double t = now();
     std::optional<std::int64_t> restored;
     if (may_restore) restored = store_->restore();
@@ -340,10 +334,9 @@ void Runtime::on_lost_checkpoint() {
   const std::string what =
       st.lost_ranks.empty()
           ? std::string("checkpoint lost: no usable version in memory or on disk")
-          : fmt::format(
-                "checkpoint lost: no in-memory copy survived for logical rank(s) {} (each died with the "
-                "rank(s) holding its redundancy) and no HDF5 version is usable",
-                st.lost_ranks);
+          : fmt::format("checkpoint lost: no in-memory copy survived for logical rank(s) {} (each died with the "
+                        "rank(s) holding its redundancy) and no HDF5 version is usable",
+                        st.lost_ranks);
   if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
     FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
   }
@@ -373,7 +366,7 @@ void Runtime::rebuild_derived() {
     MPI_Comm c = MPI_COMM_NULL;
     const int rc = d.dup ? MPI_Comm_dup(comm_.raw(), &c) : MPI_Comm_split(comm_.raw(), d.color, d.key, &c);
     comm_.check(rc, d.dup ? "MPI_Comm_dup (derived rebuild)" : "MPI_Comm_split (derived rebuild)", __FILE__,
-                __LINE__);
+               __LINE__);
     if (c != MPI_COMM_NULL) MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     d.slot->raw = c;
   }
@@ -405,8 +398,7 @@ void Runtime::record_failures(const std::vector<Identity>& failed) {
     const double tk = read_kill_stamp(f.world_rank);
     const std::string& host = hosts_[static_cast<std::size_t>(f.world_rank)];
     log::emit(logical_ == 0 ? log::Level::warn : log::Level::debug,
-              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
-              f.world_rank,
+              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}", f.world_rank,
               f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
               t_detect_ - t_start_,
               tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
@@ -465,8 +457,7 @@ void Runtime::hand_over_history() {
     const std::string text = report_.history_yaml();
     const unsigned long long size = text.size();
     for (int w : recipients) {
-      check(MPI_Send(&size, 1, MPI_UNSIGNED_LONG_LONG, rank_of(w), kHistoryTag, world_),
-            "MPI_Send (run record)");
+      check(MPI_Send(&size, 1, MPI_UNSIGNED_LONG_LONG, rank_of(w), kHistoryTag, world_), "MPI_Send (run record)");
       check(MPI_Send(text.data(), static_cast<int>(size), MPI_CHAR, rank_of(w), kHistoryTag, world_),
             "MPI_Send (run record)");
     }
@@ -535,10 +526,9 @@ void Runtime::recover() {
         std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; });
     const std::string why =
         res.exhausted
-            ? fmt::format(
-                  "{} process(es) failed (world ranks {}, logical ranks {}) and {} spare(s) were left; "
-                  "recovery.on_exhausted is 'abort'",
-                  res.failed.size(), failed_world, failed_logical, spares_left)
+            ? fmt::format("{} process(es) failed (world ranks {}, logical ranks {}) and {} spare(s) were left; "
+                          "recovery.on_exhausted is 'abort'",
+                          res.failed.size(), failed_world, failed_logical, spares_left)
             : fmt::format("{} failures in this run exceed recovery.max_failures = {} (last: world ranks {})",
                           failed_.size(), config_.recovery.max_failures, failed_world);
     FX_THROW(JobEnded, why, ExitCode::aborted, speaks_for_job());
@@ -560,10 +550,8 @@ void Runtime::recover() {
   }
   if (logical_ >= 0) {
     store_->set_comm(comm_);
-    if (res.shrunk)
-      resized_ = true;
-    else
-      needs_restore_ = true;
+    if (res.shrunk) resized_ = true;
+    else needs_restore_ = true;
   }
   injector_.on_repair(injected, iteration_);
   ++recoveries_;
@@ -573,13 +561,11 @@ void Runtime::recover() {
 
   const double t1 = now();
   const char* action = res.shrunk ? "shrink" : "replace";
-  log::info(
-      "recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
-      "{} logical ranks, {} spare(s) left, action {}",
-      (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
-      res.times.rebuild * 1e3, active_size_,
-      std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; }),
-      action);
+  log::info("recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
+            "{} logical ranks, {} spare(s) left, action {}",
+            (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
+            res.times.rebuild * 1e3, active_size_,
+            std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; }), action);
   {
     RecoveryRecord rec;
     rec.start = t0 - t_start_;
@@ -648,8 +634,7 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   members_ = live;
   if (!clean && !failures_seen() && verdict_.code == ExitCode::ok) {
     verdict_.code = ExitCode::survived;
-    verdict_.text =
-        fmt::format("finished; world rank(s) {} failed during shutdown, after the last step", died_world);
+    verdict_.text = fmt::format("finished; world rank(s) {} failed during shutdown, after the last step", died_world);
   }
   const bool speaker = verdict_.speaker >= 0 ? verdict_.speaker == 1 : speaks_for_job();
   if (speaker) {

@@ -68,14 +68,14 @@ class Runtime final : public FailureHandler {
   void fault_point(Phase phase);
 
   // For TryBlocks and Reinit (tryblock.cpp, reinit.cpp).
-  bool failing() const { return failing_; }  // revoked, repair pending
-  void check_world_watch();                  // throws ProcessFailure once a failure was announced
-  void checkpoint();                         // store commit of iteration(), with its report entry
+  bool failing() const { return failing_; }   // revoked, repair pending
+  void check_world_watch();                   // throws ProcessFailure once a failure was announced
+  void checkpoint();                          // store commit of iteration(), with its report entry
   void set_iteration(std::int64_t it) { iteration_ = it; }
   void set_app_restores(bool on) { app_restores_ = on; }  // Reinit: the resilient function restores
-  void drop_registrations();                              // derived comms and failure callbacks
-  void note_resumed();                                    // the first step after a repair is done
-  void on_lost_checkpoint();                              // restore found nothing: policy
+  void drop_registrations();                  // derived comms and failure callbacks
+  void note_resumed();                        // the first step after a repair is done
+  void on_lost_checkpoint();                  // restore found nothing: policy
   RecoveryRecord* pending_recovery() { return pending_recovery_ ? &*pending_recovery_ : nullptr; }
 
  private:
@@ -85,11 +85,11 @@ class Runtime final : public FailureHandler {
     bool dup = false;
   };
 
-  bool init_world();         // false: a process failed during start-up
-  void run_active();         // the step loop; throws ProcessFailure
-  bool idle_as_spare();      // true: released; false: woken by a failure
-  bool active_rank_alive();  // acknowledges the world's failures
-  void recover();            // repair + roles + bookkeeping
+  bool init_world();  // false: a process failed during start-up
+  void run_active();           // the step loop; throws ProcessFailure
+  bool idle_as_spare();        // true: released; false: woken by a failure
+  bool active_rank_alive();    // acknowledges the world's failures
+  void recover();              // repair + roles + bookkeeping
   void rebuild_derived();
   void revoke_all();
   void publish_identity();
@@ -98,7 +98,7 @@ class Runtime final : public FailureHandler {
   void conclude(ExitCode code, const std::string& text);
   void record_failures(const std::vector<Identity>& failed);
   void plan_history_handover(const std::vector<Identity>& before, const std::vector<Identity>& after);
-  void hand_over_history();  // a survivor's run record to recruited spares
+  void hand_over_history();   // a survivor's run record to recruited spares
   bool speaks_for_job() const;
   double since_start() const;
   void add_phase(const std::string& name, double seconds);
@@ -113,14 +113,14 @@ class Runtime final : public FailureHandler {
   Watch watch_;
 
   MPI_Comm world_ = MPI_COMM_NULL;
-  Comm comm_;  // the app comm; its slot follows repairs
+  Comm comm_;                                 // the app comm; its slot follows repairs
   std::vector<Derived> derived_;
-  std::vector<Identity> members_;   // identity of each world_ rank
-  std::vector<std::string> hosts_;  // by MPI_COMM_WORLD rank
-  std::vector<Identity> failed_;    // every process lost so far
+  std::vector<Identity> members_;             // identity of each world_ rank
+  std::vector<std::string> hosts_;            // by MPI_COMM_WORLD rank
+  std::vector<Identity> failed_;              // every process lost so far
   std::vector<std::function<void(const FailureEvent&)>> callbacks_;
 
-  int world_rank_ = -1;  // in MPI_COMM_WORLD
+  int world_rank_ = -1;                       // in MPI_COMM_WORLD
   int world_size_ = 0;
   int logical_ = -1;
   int active_size_ = 0;
@@ -128,14 +128,14 @@ class Runtime final : public FailureHandler {
   std::int64_t iteration_ = 0;
   int recoveries_ = 0;
   bool needs_setup_ = true;
-  bool needs_rebuild_ = false;                      // replay derived comms
+  bool needs_rebuild_ = false;                // replay derived comms
   std::optional<RecoveryRecord> pending_recovery_;  // completed at the first step after repair
-  double t_kill_ = -1;                              // newest victim's kill stamp
-  bool needs_restore_ = true;                       // at start: cold restart attempt
+  double t_kill_ = -1;                        // newest victim's kill stamp
+  bool needs_restore_ = true;                 // at start: cold restart attempt
   bool resized_ = false;
-  bool app_restores_ = false;  // skip the restore before the first step
-  bool failing_ = false;       // revoked, repair pending
-  std::string fatal_;          // this process's unrecoverable error
+  bool app_restores_ = false;                 // skip the restore before the first step
+  bool failing_ = false;                      // revoked, repair pending
+  std::string fatal_;                         // this process's unrecoverable error
   ExitCode fatal_code_ = ExitCode::error;
   double t_detect_ = 0;
   double t_start_ = 0;
@@ -144,7 +144,7 @@ class Runtime final : public FailureHandler {
   // the report at the end): from this world rank (-1: none) to those.
   int history_donor_ = -1;
   std::vector<int> history_recipients_;
-  bool history_pending_ = false;  // this process has not done its part yet
+  bool history_pending_ = false;              // this process has not done its part yet
   // The verdict execute() reached; conclude_job() makes it final.
   struct Verdict {
     ExitCode code = ExitCode::ok;

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
 #include <tuple>
 
@@ -26,15 +26,13 @@ fx::Config load_yaml(const std::string& yaml, const std::vector<std::string>& en
   return fx::load_config(d.file("i.yaml", yaml), env, {});
 }
 
-using Event =
-    std::tuple<std::int64_t, std::string, int, int, std::string>;  // iteration, phase, logical, world, key
+using Event = std::tuple<std::int64_t, std::string, int, int, std::string>;  // iteration, phase, logical, world, key
 
 // A toy job: `active` logical ranks + `spares` spares, each with its own
 // Injector; a kill replaces the victim with the first idle spare, every live
 // process calls on_repair, and the run rolls back to the last multiple of
 // `every` (the last checkpoint), as fx's runtime does.
-std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::int64_t iterations,
-                            int every = 5) {
+std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::int64_t iterations, int every = 5) {
   const int world = active + spares;
   struct Proc {
     Injector inj;
@@ -42,8 +40,7 @@ std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::
     bool alive = true;
   };
   std::vector<Proc> procs;
-  for (int w = 0; w < world; ++w)
-    procs.push_back({Injector(cfg.inject, w, world, spares), w < active ? w : -1});
+  for (int w = 0; w < world; ++w) procs.push_back({Injector(cfg.inject, w, world, spares), w < active ? w : -1});
   std::vector<Event> events;
   std::vector<FailedProcess> dead;
   std::int64_t it = 0;
@@ -109,7 +106,7 @@ TEST(Inject, SameConfigSameFailurePoints) {
   const std::vector<Event> want = {
       {5, "checkpoint", 3, 3, "inject.failures[2]"},  // first checkpoint at or after iteration 3
       {7, "compute", 1, 1, "inject.failures[0]"},
-      {12, "halo", 2, 2, "inject.failures[1]"},  // buddy of 1 is 2
+      {12, "halo", 2, 2, "inject.failures[1]"},      // buddy of 1 is 2
   };
   EXPECT_EQ(a, want);
 }
@@ -117,15 +114,13 @@ TEST(Inject, SameConfigSameFailurePoints) {
 TEST(Inject, RecoveredRankNeverReKillsItself) {
   // Rank 1 dies at 7; the run rolls back to 5 and passes 7 again with spare
   // world 4 as rank 1: nothing fires a second time.
-  const auto ev =
-      simulate(load_yaml("spares: 1\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"), 4, 1, 20);
+  const auto ev = simulate(load_yaml("spares: 1\ninject:\n  failures:\n    - {target: 1, iteration: 7}\n"), 4, 1, 20);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(std::get<3>(ev[0]), 1);
 }
 
 TEST(Inject, RepeatKillsEachOccupantOnce) {
-  const auto cfg =
-      load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 2, iteration: 4, repeat: 3, every: 6}\n");
+  const auto cfg = load_yaml("spares: 2\ninject:\n  failures:\n    - {target: 2, iteration: 4, repeat: 3, every: 6}\n");
   Injector probe(cfg.inject, 0, 6, 2);
   ASSERT_EQ(probe.schedule().size(), 3u);
   EXPECT_EQ(probe.schedule()[1].iteration, 10);
@@ -146,14 +141,13 @@ TEST(Inject, SpareAndWorldTargets) {
       "    - {target: 'world:0', iteration: 2}\n");
   const auto ev = simulate(cfg, 4, 2, 10);
   ASSERT_EQ(ev.size(), 2u);
-  EXPECT_EQ(std::get<3>(ev[0]), 5);  // the second spare, at once
+  EXPECT_EQ(std::get<3>(ev[0]), 5);   // the second spare, at once
   EXPECT_EQ(std::get<2>(ev[0]), -1);
   EXPECT_EQ(std::get<3>(ev[1]), 0);
 }
 
 TEST(Inject, ChaosIsReproducibleFromItsSeed) {
-  const std::string base =
-      "spares: 3\ninject:\n  chaos: {mtbf_iterations: 20, max_failures: 3, start: 2, seed: ";
+  const std::string base = "spares: 3\ninject:\n  chaos: {mtbf_iterations: 20, max_failures: 3, start: 2, seed: ";
   const auto a = load_yaml(base + "7}\n");
   const auto b = load_yaml(base + "7}\n");
   const auto c = load_yaml(base + "8}\n");
@@ -230,8 +224,7 @@ TEST(Inject, FlipBitHalvesAFloat64) {
 }
 
 TEST(Inject, BitflipOfAnUnknownMemberNamesTheSpec) {
-  const auto cfg =
-      load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
+  const auto cfg = load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
   std::vector<double> u(4, 1.0);
   fx::DataStore store;
   store.add_member(double_member("u", u));
