@@ -45,10 +45,8 @@ constexpr const char* kTargetForms = "a logical rank, rank:<r>, world:<w>, spare
 
 InjectAction read_action(Walker& w, const YAML::Node& v, const std::string& k) {
   InjectAction a{};
-  if (!v.IsScalar() || !parse_action(v.Scalar(), a)) {
-    const std::string hint = v.IsScalar() ? suggestion(v.Scalar(), action_names()) : "";
-    w.fail(v, k, "one of " + join(action_names()) + hint);
-  }
+  // Signals have more spellings than their names; the names give the error.
+  if (!v.IsScalar() || !parse_action(v.Scalar(), a)) parse_action(w.choice(v, k, action_names()), a);
   return a;
 }
 

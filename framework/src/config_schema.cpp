@@ -107,12 +107,9 @@ ConfigKey choice(std::string path, Ref ref, std::vector<std::string> names, Pars
   if constexpr (std::is_same_v<T, E>) def = fmt::format("`{}`", name(ref(defaults())));
   ConfigKey k = entry(std::move(path), type, def, std::move(doc), std::move(env));
   k.read = [ref, names, parse](Walker& w, const YAML::Node& v, const std::string& shown, Config& c) {
+    // `parse` may take more spellings; the names give the error.
     const std::optional<E> got = v.IsScalar() ? parse(v.Scalar()) : std::nullopt;
-    if (!got) {
-      const std::string hint = v.IsScalar() && !v.Scalar().empty() ? suggestion(v.Scalar(), names) : "";
-      w.fail(v, shown, fmt::format("one of {}{}", join(names), hint));
-    }
-    ref(c) = *got;
+    ref(c) = got ? *got : *parse(w.choice(v, shown, names));
   };
   k.echo = [ref, name](const Config& c) {
     if constexpr (std::is_same_v<T, E>) {

@@ -143,17 +143,6 @@ class Walker {
       out = static_cast<int>(integer(v, k, lo, kIntMax, expected));
     });
   }
-  void num_field(const YAML::Node& map, const std::string& path, const char* key, double& out,
-                 bool positive) {
-    field(map, path, key, [&](const YAML::Node& v, const std::string& k) {
-      out = number(v, k, 0.0, positive, positive ? "a number > 0" : "a number >= 0");
-    });
-  }
-  void bool_field(const YAML::Node& map, const std::string& path, const char* key, bool& out) {
-    field(map, path, key, [&](const YAML::Node& v, const std::string& k) { out = boolean(v, k); });
-  }
-
-  const std::string& file() const { return file_; }
 
  private:
   std::string file_;
