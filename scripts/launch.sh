@@ -98,35 +98,31 @@ fi
 extra_=(${FX_MPIEXEC_ARGS:-})
 
 # Local deaths are seen by the launcher at once; the heartbeat detector is
-# for remote nodes (FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT, seconds).
+# for remote nodes (detector.period_s / timeout_s, seconds). mpiexec takes
+# it before any rank starts, so the launcher asks the program itself: an fx
+# program given --fx-print-launch loads its configuration from every source
+# (file < FX_* < --fx-set, validated) and prints "key value" lines, without
+# MPI. Other programs: FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT as they are.
 mca=()
-# The YAML's detector: section (file < env, as for every setting): mpiexec
-# starts before any rank reads the file, so the launcher looks at it here.
-if [ -z "${FX_DETECTOR_PERIOD:-}" ]; then
-  cfg=""
-  prev=""
-  for a in "$@"; do
-    case "$a" in --fx-config=*) cfg=${a#--fx-config=} ;; esac
-    [ "$prev" = "--fx-config" ] && cfg=$a
-    prev=$a
-  done
-  [ -z "$cfg" ] && cfg=${FX_CONFIG:-}
-  if [ -n "$cfg" ] && [ -r "$cfg" ]; then
-    read -r p_ t_ < <(/usr/bin/python3 - "$cfg" 2>/dev/null <<'PY'
-import sys, yaml
-d = (yaml.safe_load(open(sys.argv[1])) or {}).get("detector") or {}
-print(d.get("period_s", 0) or 0, d.get("timeout_s", 0) or 0)
-PY
-    ) || true
-    if [ -n "${p_:-}" ] && [ "$p_" != "0" ]; then
-      FX_DETECTOR_PERIOD=$p_
-      [ -n "${t_:-}" ] && [ "$t_" != "0" ] && FX_DETECTOR_TIMEOUT=$t_
-    fi
-  fi
+prog=$(command -v "$1" 2>/dev/null || true)
+if [ -n "$prog" ] && [ -f "$prog" ] && grep -qa -- "--fx-print-launch" "$prog"; then
+  launch_out=$("$@" --fx-print-launch); launch_rc=$?
+  # A configuration error: the program printed it; end as a rank would (2).
+  [ "$launch_rc" -eq 0 ] || exit "$launch_rc"
+  while read -r key value; do
+    case "$key" in
+      detector.period_s) FX_DETECTOR_PERIOD=$value ;;
+      detector.timeout_s) FX_DETECTOR_TIMEOUT=$value ;;
+    esac
+  done <<< "$launch_out"
+  [ "${FX_DETECTOR_PERIOD:-0}" = "0" ] && unset FX_DETECTOR_PERIOD
+  [ "${FX_DETECTOR_TIMEOUT:-0}" = "0" ] && unset FX_DETECTOR_TIMEOUT
 fi
 if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
+  detector_timeout=${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}
   mca+=(--mca mpi_ft_detector true --mca mpi_ft_detector_period "$FX_DETECTOR_PERIOD"
-        --mca mpi_ft_detector_timeout "${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}")
+        --mca mpi_ft_detector_timeout "$detector_timeout")
+  echo "fx run: heartbeat detector on (period ${FX_DETECTOR_PERIOD} s, timeout ${detector_timeout} s)" >&2
 fi
 
 # Start-up watch. Online recovery begins once every process has returned

@@ -184,7 +184,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
     }
     return m.iteration;
   }
-  if (head[1] > 0 && options.hdf5.on_unusable == "stop") {
+  if (head[1] > 0 && options.hdf5.on_unusable == UnusablePolicy::stop) {
     FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
                                           "checkpoint.hdf5.on_unusable is 'stop'",
                                           root().string()));

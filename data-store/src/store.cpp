@@ -259,15 +259,8 @@ void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
 DataStore::DataStore(CheckpointConfig options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_)) {
   const auto& m = options_.memory;
-  if (m.scheme != "buddy" && m.scheme != "parity") {
-    FX_THROW(CheckpointError, fmt::format("checkpoint.memory.scheme is '{}'; expected buddy or parity", m.scheme));
-  }
-  if (m.scheme == "parity" && m.parity_group < 2) {
+  if (m.scheme == MemoryScheme::parity && m.parity_group < 2) {
     FX_THROW(CheckpointError, fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
-  }
-  if (options_.hdf5.on_unusable != "fresh" && options_.hdf5.on_unusable != "stop") {
-    FX_THROW(CheckpointError,
-             fmt::format("checkpoint.hdf5.on_unusable is '{}'; expected fresh or stop", options_.hdf5.on_unusable));
   }
 }
 

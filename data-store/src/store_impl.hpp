@@ -113,7 +113,7 @@ struct DataStore::Impl {
 
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }
-  bool parity() const { return options.memory.scheme == "parity"; }
+  bool parity() const { return options.memory.scheme == MemoryScheme::parity; }
   int depth() const { return std::max(options.memory.depth, 1); }
 
   // Versions

@@ -6,8 +6,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
+#include "config_schema.hpp"
 #include "runtime.hpp"
 
 namespace fx {
@@ -36,6 +39,11 @@ namespace {
 
 int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
             const std::vector<std::string>* app_keys) {
+  // scripts/launch.sh asks an fx program (it finds this flag's text in the
+  // executable) for its launch settings before mpiexec starts: no MPI here.
+  constexpr std::string_view kPrintLaunch = "--fx-print-launch";
+  if (std::any_of(argv, argv + argc, [&](const char* a) { return a != nullptr && a == kPrintLaunch; }))
+    return print_launch(argc, argv);
   MPI_Init(&argc, &argv);
   ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

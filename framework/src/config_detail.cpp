@@ -1,7 +1,7 @@
 #include "config_detail.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,27 +101,24 @@ bool parse_bool(std::string_view text, bool& out) {
   return false;
 }
 
-bool parse_target(std::string_view text, std::string& kind, int& target) {
+bool parse_target(std::string_view text, TargetKind& kind, int& target) {
   long long v = 0;
-  auto number = [&](std::string_view s) {
-    return parse_int(s, v) && v >= 0 && v <= 1 << 30;
-  };
-  if (number(text)) return kind = "rank", target = static_cast<int>(v), true;
-  if (text == "spare") return kind = "spare", target = 0, true;
+  auto number = [&](std::string_view s) { return parse_int(s, v) && v >= 0 && v <= 1 << 30; };
+  if (number(text)) return kind = TargetKind::rank, target = static_cast<int>(v), true;
+  if (text == "spare") return kind = TargetKind::spare, target = 0, true;
   const auto colon = text.find(':');
   if (colon == std::string_view::npos) return false;
-  const std::string_view head = text.substr(0, colon);
-  if (head != "rank" && head != "world" && head != "spare" && head != "buddy-of") return false;
-  if (!number(text.substr(colon + 1))) return false;
-  kind = std::string(head);
+  const auto head = from_string<TargetKind>(text.substr(0, colon));
+  if (!head || !number(text.substr(colon + 1))) return false;
+  kind = *head;
   target = static_cast<int>(v);
   return true;
 }
 
-std::string target_text(const std::string& kind, int target) {
-  if (kind == "rank") return std::to_string(target);
-  if (kind == "spare" && target == 0) return "spare";
-  return fmt::format("{}:{}", kind, target);
+std::string target_text(TargetKind kind, int target) {
+  if (kind == TargetKind::rank) return std::to_string(target);
+  if (kind == TargetKind::spare && target == 0) return "spare";
+  return fmt::format("{}:{}", to_string(kind), target);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // Private helpers shared by config.cpp, inject.cpp and report.cpp: value
 // parsing, "did you mean" suggestions and how a YAML node is quoted in an
 // error message.
+#include <fx/config.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
@@ -32,8 +33,8 @@ bool parse_bool(std::string_view text, bool& out);
 
 // A failure target written as text: "2", "rank:2", "world:5", "spare",
 // "spare:1", "buddy-of:2". Returns false when malformed.
-bool parse_target(std::string_view text, std::string& kind, int& target);
-std::string target_text(const std::string& kind, int target);
+bool parse_target(std::string_view text, TargetKind& kind, int& target);
+std::string target_text(TargetKind kind, int target);
 
 // Writability of a file or directory path: "" when fx can create it (the
 // nearest existing ancestor is a writable directory), else why not.

@@ -24,27 +24,20 @@
 namespace fx {
 namespace {
 
-constexpr std::array<std::pair<Phase, std::string_view>, 9> kPhases = {{
-    {Phase::compute, "compute"},
-    {Phase::halo, "halo"},
-    {Phase::checkpoint, "checkpoint"},
-    {Phase::restore, "restore"},
-    {Phase::start_restore, "start-restore"},
-    {Phase::repair, "repair"},
-    {Phase::tryblock_commit, "tryblock-commit"},
-    {Phase::spare_idle, "spare-idle"},
-    {Phase::finalize, "finalize"},
-}};
-
 bool kills(const InjectionSpec& s) { return s.action != InjectAction::bitflip; }
 
 int signal_of(InjectAction a) {
   switch (a) {
-    case InjectAction::sigkill: return SIGKILL;
-    case InjectAction::sigterm: return SIGTERM;
-    case InjectAction::sigsegv: return SIGSEGV;
-    case InjectAction::abort: return SIGABRT;
-    case InjectAction::bitflip: return 0;
+    case InjectAction::sigkill:
+      return SIGKILL;
+    case InjectAction::sigterm:
+      return SIGTERM;
+    case InjectAction::sigsegv:
+      return SIGSEGV;
+    case InjectAction::abort:
+      return SIGABRT;
+    case InjectAction::bitflip:
+      return 0;
   }
   return 0;
 }
@@ -63,28 +56,6 @@ struct SplitMix64 {
 
 }  // namespace
 
-std::string_view phase_name(Phase phase) {
-  for (const auto& [p, name] : kPhases)
-    if (p == phase) return name;
-  return "?";
-}
-
-std::vector<std::string> phase_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : kPhases) names.emplace_back(entry.second);
-  return names;
-}
-
-bool parse_phase(std::string_view text, Phase& out) {
-  for (const auto& [p, name] : kPhases) {
-    if (name == text) {
-      out = p;
-      return true;
-    }
-  }
-  return false;
-}
-
 namespace detail {
 
 std::string kill_stamp_path(int world_rank) {
@@ -102,7 +73,7 @@ std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active
     const double gap = -config.chaos_mtbf_iterations * std::log1p(-rng.uniform());
     it += std::max<std::int64_t>(1, std::llround(gap));
     InjectionSpec s;
-    s.target_kind = "rank";
+    s.target_kind = TargetKind::rank;
     s.target = static_cast<int>(rng.next() % static_cast<std::uint64_t>(active));
     s.iteration = it;
     s.phase = config.chaos_phase;
@@ -122,12 +93,12 @@ std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
   const std::size_t width = std::max<std::size_t>(1, member.bytes / count);
   const std::size_t index = element < 0 ? count / 2 : static_cast<std::size_t>(element);
   if (index >= count)
-    FX_THROW(UsageError, fmt::format("bitflip: element {} is out of range for member '{}' ({} elements)", index,
-                                     member.name, count));
+    FX_THROW(UsageError, fmt::format("bitflip: element {} is out of range for member '{}' ({} elements)",
+                                     index, member.name, count));
   if (bit < 0) bit = member.type == "float64" ? 52 : member.type == "float32" ? 23 : 0;
   if (static_cast<std::size_t>(bit) >= width * 8)
-    FX_THROW(UsageError, fmt::format("bitflip: bit {} is out of range for member '{}' ({}-byte elements)", bit,
-                                     member.name, width));
+    FX_THROW(UsageError, fmt::format("bitflip: bit {} is out of range for member '{}' ({}-byte elements)",
+                                     bit, member.name, width));
   std::vector<std::byte> buf(member.bytes);
   member.save(buf.data());
   // Little-endian: bit k of an element lives in its byte k / 8.
@@ -139,14 +110,18 @@ std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
 
 bool is_target(const InjectionSpec& s, int world_rank, int logical_rank, int logical_size, int buddy_distance,
                const std::vector<int>& spares) {
-  if (s.target_kind == "rank") return logical_rank == s.target;
-  if (s.target_kind == "world") return world_rank == s.target;
-  if (s.target_kind == "spare")
-    return logical_rank < 0 && s.target >= 0 && s.target < static_cast<int>(spares.size()) &&
-           world_rank == spares[static_cast<std::size_t>(s.target)];
-  if (s.target_kind == "buddy-of")
-    return logical_rank >= 0 && logical_size > 0 &&
-           logical_rank == (s.target + buddy_distance) % logical_size;
+  switch (s.target_kind) {
+    case TargetKind::rank:
+      return logical_rank == s.target;
+    case TargetKind::world:
+      return world_rank == s.target;
+    case TargetKind::spare:
+      return logical_rank < 0 && s.target >= 0 && s.target < static_cast<int>(spares.size()) &&
+             world_rank == spares[static_cast<std::size_t>(s.target)];
+    case TargetKind::buddy_of:
+      return logical_rank >= 0 && logical_size > 0 &&
+             logical_rank == (s.target + buddy_distance) % logical_size;
+  }
   return false;
 }
 
@@ -171,10 +146,9 @@ Injector::Injector(InjectConfig config, int world_rank, int world_size, std::vec
 void Injector::at(Phase phase, std::int64_t iteration, int logical_rank, int logical_size, DataStore* store) {
   if (pending_.empty()) return;
   if (logical_size > 0) logical_size_ = logical_size;
-  const std::string_view name = phase_name(phase);
   for (std::size_t i = 0; i < pending_.size();) {
     const InjectionSpec& s = pending_[i];
-    const bool when = (s.iteration < 0 || iteration >= s.iteration) && (s.phase.empty() || s.phase == name);
+    const bool when = (s.iteration < 0 || iteration >= s.iteration) && (!s.phase || *s.phase == phase);
     if (!when || !is_target(s, world_rank_, logical_rank, logical_size_, buddy_distance_, spares_)) {
       ++i;
       continue;
@@ -193,28 +167,30 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
     std::size_t offset = 0;
     if (store != nullptr) {
       const auto& members = store->members();
-      const auto it = std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
+      const auto it =
+          std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
       if (it == members.end()) {
         std::vector<std::string> names;
         for (const auto& m : members) names.push_back(m.name);
         FX_THROW(ConfigError, s.origin, s.key + ".member",
                  fmt::format("expected a registered member ({}){}, got '{}'",
-                             names.empty() ? "none registered" : "one of " + join(names), suggestion(s.member, names),
-                             s.member));
+                             names.empty() ? "none registered" : "one of " + join(names),
+                             suggestion(s.member, names), s.member));
       }
       try {
         offset = flip_bit(*it, s.element, s.bit);
       } catch (const UsageError& e) {
-        FX_THROW(ConfigError, s.origin, s.key, fmt::format("expected a bit inside the member, got '{}'", e.what()));
+        FX_THROW(ConfigError, s.origin, s.key,
+                 fmt::format("expected a bit inside the member, got '{}'", e.what()));
       }
     }
-    log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {} iteration {}", s.key, s.member, offset,
-              who, world_rank_, phase_name(phase), iteration);
+    log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {} iteration {}", s.key, s.member,
+              offset, who, world_rank_, to_string(phase), iteration);
     if (killer_) killer_(s, 0);
     return;
   }
-  log::warn("inject {}: {} on {} (world {}) at {} iteration {}", s.key, action_name(s.action), who, world_rank_,
-            phase_name(phase), iteration);
+  log::warn("inject {}: {} on {} (world {}) at {} iteration {}", s.key, to_string(s.action), who, world_rank_,
+            to_string(phase), iteration);
   if (killer_) {
     killer_(s, signal_of(s.action));
     return;

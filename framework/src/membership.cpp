@@ -36,9 +36,7 @@ MPI_Comm Membership::start(const SparesConfig& spares) {
   for (int r = 0; r < world_size_; ++r)
     hosts_.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
 
-  const auto spare_ranks =
-      choose_spares(world_size_, spares.count, spares.placement == SparePlacement::spread ? "spread" : "last",
-                    node_ids(world_));
+  const auto spare_ranks = choose_spares(world_size_, spares.count, spares.placement, node_ids(world_));
   int next = 0;
   for (int r = 0; r < world_size_; ++r) {
     const bool spare = std::binary_search(spare_ranks.begin(), spare_ranks.end(), r);

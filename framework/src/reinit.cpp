@@ -44,13 +44,13 @@ void check_not_finalized(const char* where) {
 }
 
 ReinitMode choose_mode(const Config& config) {
-  const ReinitMode yaml = config.reinit.mode == "sync" ? ReinitMode::sync : ReinitMode::async;
+  const ReinitMode yaml = config.reinit.mode;
   if (!g_preset) return yaml;
   if (config.origins.count("reinit.mode") && yaml != *g_preset) {
     FX_THROW(UsageError,
              fmt::format("reinit: fx::set_reinit_mode chose mode '{}' before entering, but reinit.mode "
                          "is '{}' ({}); choose the mode in one place",
-                         reinit_mode_name(*g_preset), config.reinit.mode,
+                         to_string(*g_preset), to_string(config.reinit.mode),
                          config.origin_of("reinit.mode").position));
   }
   return *g_preset;
@@ -140,8 +140,6 @@ void roll_back_if_failing(detail::RuntimeServices& rt, const char* where) {
 
 }  // namespace
 
-std::string_view reinit_mode_name(ReinitMode mode) { return mode == ReinitMode::sync ? "sync" : "async"; }
-
 std::string_view reinit_state_name(ReinitState state) {
   switch (state) {
     case ReinitState::fresh:
@@ -178,7 +176,7 @@ void set_reinit_mode(ReinitMode mode) {
     FX_THROW(UsageError,
              fmt::format("fx::set_reinit_mode: the Reinit handler mode is '{}', chosen before entering "
                          "the rollback region; it cannot change to '{}' inside it",
-                         reinit_mode_name(g_mode), reinit_mode_name(mode)));
+                         to_string(g_mode), to_string(mode)));
   }
   g_preset = mode;
 }

@@ -17,18 +17,6 @@
 namespace fx::detail {
 namespace {
 
-IdleMode idle_mode_of(SpareIdle s) {
-  switch (s) {
-    case SpareIdle::block:
-      return IdleMode::block;
-    case SpareIdle::yield:
-      return IdleMode::yield;
-    case SpareIdle::sleep:
-      break;
-  }
-  return IdleMode::sleep;
-}
-
 // Where an active process resumes after a repair: a setup or a resize not
 // done yet stays due; a recruited spare runs setup(), a shrink resize().
 Stage after_repair(Stage now, bool recruited, bool shrunk) {
@@ -46,7 +34,6 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
       app_(app),
       ctx_(*this),
       store_(std::make_unique<DataStore>(config_.checkpoint)),
-      idle_mode_(idle_mode_of(config_.spares.idle)),
       comms_(*this),
       recorder_(report_) {}
 
@@ -159,7 +146,7 @@ void Runtime::check_world(int rc, const char* call) {
 bool Runtime::idle_as_spare() {
   injector_.at(Phase::spare_idle, -1, -1, logical_size(), nullptr);
   while (true) {
-    const int rc = idle_wait(watch_, idle_mode_, config_.spares.poll_interval_ms);
+    const int rc = idle_wait(watch_, config_.spares.idle, config_.spares.poll_interval_ms);
     if (rc == MPI_SUCCESS && watch_.message() == kReleaseMessage) return true;
     // A death (not a revoke) is left to the active ranks while any is alive:
     // they see it too and revoke the world, or they have finished and their

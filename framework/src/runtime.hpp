@@ -127,7 +127,6 @@ class Runtime final : public RuntimeServices {
   Report report_;
   Injector injector_;
   Watch watch_;
-  IdleMode idle_mode_ = IdleMode::sleep;
 
   Membership members_;
   CommRegistry comms_;

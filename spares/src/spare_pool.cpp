@@ -30,10 +30,10 @@ std::vector<int> node_ids(MPI_Comm comm) {
   return leaders;
 }
 
-std::vector<int> choose_spares(int world_size, int count, const std::string& placement,
+std::vector<int> choose_spares(int world_size, int count, SparePlacement placement,
                                const std::vector<int>& node_of) {
   std::vector<int> spares;
-  if (placement != "spread" || node_of.empty()) {
+  if (placement != SparePlacement::spread || node_of.empty()) {
     for (int r = world_size - count; r < world_size; ++r) spares.push_back(r);
     return spares;
   }
@@ -77,9 +77,9 @@ void Watch::cancel() {
   req_ = MPI_REQUEST_NULL;
 }
 
-int idle_wait(Watch& watch, IdleMode mode, double poll_ms) {
+int idle_wait(Watch& watch, SpareIdle mode, double poll_ms) {
   int rc = MPI_SUCCESS;
-  if (mode == IdleMode::block) {
+  if (mode == SpareIdle::block) {
     // Note: MPI_Wait polls inside Open MPI and so keeps a core busy.
     while (!watch.test(rc)) {
     }
@@ -88,7 +88,8 @@ int idle_wait(Watch& watch, IdleMode mode, double poll_ms) {
   const double ms = std::max(poll_ms, 0.01);
   timespec pause{static_cast<time_t>(ms / 1000), static_cast<long>(std::fmod(ms, 1000.0) * 1e6)};
   while (!watch.test(rc)) {
-    if (mode == IdleMode::sleep) nanosleep(&pause, nullptr);
+    if (mode == SpareIdle::sleep)
+      nanosleep(&pause, nullptr);
     else sched_yield();
   }
   return rc;

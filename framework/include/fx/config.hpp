@@ -3,89 +3,106 @@
 // The schema is documented in docs/config.md; load_config validates it
 // strictly and throws fx::ConfigError naming file:line:column.
 #include <fx/data_store/options.hpp>
+#include <fx/enum_names.hpp>
 #include <fx/log.hpp>
+#include <fx/spares/options.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace fx {
 
-enum class SpareIdle { block, yield, sleep };
 enum class ExhaustedPolicy { shrink, abort };
 // A checkpoint existed but none can be restored: end the job (exit 4) or
 // start again from iteration 0.
 enum class LostCheckpointPolicy { stop, restart };
-// Which world ranks are spares: the last S (`last`), or spread evenly over
-// the nodes, each node giving up its last processes (`spread`).
-enum class SparePlacement { last, spread };
+// Reinit's handler: act on a failure at once (async) or at the next
+// fx::test_failure() (sync); see fx/reinit.hpp.
+enum class ReinitMode { async, sync };
+// Injection points. `restore` is the restore after a repair (or a resize);
+// `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
+// Reinit's first reload), so one name never means both.
+enum class Phase {
+  compute,
+  halo,
+  checkpoint,
+  restore,
+  start_restore,
+  repair,
+  tryblock_commit,
+  spare_idle,
+  finalize
+};
+// Who an injected failure hits: a logical rank, a world rank, the i-th
+// spare process, or the rank holding a logical rank's buddy copy.
+enum class TargetKind { rank, world, spare, buddy_of };
+enum class InjectAction { sigkill, sigterm, sigsegv, abort, bitflip };
 
 struct SparesConfig {
-  int count = 0;                   // spares: S (the last S processes)
+  int count = 0;  // spares: S (the last S processes)
   SpareIdle idle = SpareIdle::sleep;
-  double poll_interval_ms = 1.0;   // sleep mode: time between progress checks
+  double poll_interval_ms = 1.0;  // sleep mode: time between progress checks
   SparePlacement placement = SparePlacement::last;
 };
 
 struct RecoveryConfig {
   ExhaustedPolicy on_exhausted = ExhaustedPolicy::abort;
-  int max_rounds = 10;             // repair rounds per failure before giving up
-  double timeout_s = 30.0;         // bound on one repair
-  int max_failures = 1000;         // total failures survived before giving up
+  int max_rounds = 10;      // repair rounds per failure before giving up
+  double timeout_s = 30.0;  // bound on one repair
+  int max_failures = 1000;  // total failures survived before giving up
   LostCheckpointPolicy on_lost_checkpoint = LostCheckpointPolicy::stop;
 };
 
 struct DetectorConfig {
-  double period_s = 0.0;           // 0: launcher-only detection (local deaths)
+  double period_s = 0.0;  // 0: launcher-only detection (local deaths)
   double timeout_s = 0.0;
 };
 
 struct TryBlockConfig {
   int soft_retries = 2;
   double timeout_s = 10.0;
-  bool rollback = true;            // after retries: roll back to the last checkpoint
+  bool rollback = true;  // after retries: roll back to the last checkpoint
 };
 
 struct ReinitConfig {
   bool enabled = false;
-  std::string mode = "async";      // async | sync
+  ReinitMode mode = ReinitMode::async;
 };
-
-enum class InjectAction { sigkill, sigterm, sigsegv, abort, bitflip };
 
 struct InjectionSpec {
   // Target: exactly one of these is meaningful, by `target_kind`.
-  std::string target_kind = "rank";  // rank | world | spare | buddy-of
+  TargetKind target_kind = TargetKind::rank;
   int target = 0;
-  std::int64_t iteration = -1;       // -1: no iteration trigger
-  std::string phase;                 // "" or compute|halo|checkpoint|restore|repair|...
+  std::int64_t iteration = -1;  // -1: no iteration trigger
+  std::optional<Phase> phase;   // none: any phase
   InjectAction action = InjectAction::sigkill;
-  std::string member;                // bitflip: the registered member to corrupt
+  std::string member;  // bitflip: the registered member to corrupt
   int repeat = 1;
-  std::string origin;                // where it was declared (file:line:column)
+  std::string origin;  // where it was declared (file:line:column)
   // Extensions:
-  std::int64_t every = 1;            // repeat > 1: iterations between the copies
-  std::int64_t element = -1;         // bitflip: element index (-1: the middle one)
-  int bit = -1;                      // bitflip: bit in the element (-1: see docs/config.md)
-  std::string key;                   // its key path, e.g. "inject.failures[0]"
+  std::int64_t every = 1;     // repeat > 1: iterations between the copies
+  std::int64_t element = -1;  // bitflip: element index (-1: the middle one)
+  int bit = -1;               // bitflip: bit in the element (-1: see docs/config.md)
+  std::string key;            // its key path, e.g. "inject.failures[0]"
 };
 
 struct InjectConfig {
   std::vector<InjectionSpec> failures;
   bool chaos = false;
-  double chaos_mtbf_s = 0.0;         // unused: chaos is counted in iterations (below)
   std::uint64_t chaos_seed = 0;
   // Extensions. Chaos draws gaps between failures from an exponential
   // distribution with this mean (in iterations), victims uniformly over the
   // logical ranks, from a generator seeded with chaos_seed.
   double chaos_mtbf_iterations = 0.0;
-  int chaos_max_failures = 1;        // failures drawn
-  std::int64_t chaos_start = 1;      // no chaos failure before this iteration
+  int chaos_max_failures = 1;    // failures drawn
+  std::int64_t chaos_start = 1;  // no chaos failure before this iteration
   InjectAction chaos_action = InjectAction::sigkill;
-  std::string chaos_phase;           // "" : the first injection point reached
+  std::optional<Phase> chaos_phase;  // none: the first injection point reached
   std::string chaos_origin;          // where inject.chaos was declared
   int buddy_distance = 1;            // copy of checkpoint.memory.buddy_distance
 };
@@ -105,13 +122,13 @@ struct Config {
   TryBlockConfig tryblock;
   ReinitConfig reinit;
   log::Level log_level = log::Level::info;
-  std::string report_path;         // "" : no report
+  std::string report_path;  // "" : no report
   InjectConfig inject;
-  YAML::Node app;                  // the application's own section
-  std::string source;              // the YAML file, or "" when none
+  YAML::Node app;      // the application's own section
+  std::string source;  // the YAML file, or "" when none
   // Extensions:
   std::map<std::string, ConfigOrigin> origins;  // canonical key -> where it was set
-  std::vector<std::string> notes;  // warnings for the runtime to log once (rank 0)
+  std::vector<std::string> notes;               // warnings for the runtime to log once (rank 0)
   // Where `key` (canonical, e.g. "spares.count", "app.nx") was set.
   ConfigOrigin origin_of(const std::string& key) const;
 };
@@ -136,15 +153,13 @@ void validate_against_world(const Config& config, int world_size);
 // The effective configuration as YAML (the report's `config:` echo).
 YAML::Node config_to_yaml(const Config& config);
 
-std::string_view action_name(InjectAction action);
-
 // Typed lookup in an application's section, with fx's error format:
 //   int nx = fx::config_get<int>(ctx.config(), "nx", 64, ctx.fx_config());
 // throws ConfigError "file:line:column: app.nx: expected an integer, got 'x'".
 // T: bool, int, std::int64_t, std::uint64_t, double, std::string.
 template <class T>
-T config_get(const YAML::Node& section, const std::string& key, const T& fallback,
-             const std::string& origin, const std::string& prefix = "app");
+T config_get(const YAML::Node& section, const std::string& key, const T& fallback, const std::string& origin,
+             const std::string& prefix = "app");
 template <class T>
 T config_get(const YAML::Node& section, const std::string& key, const T& fallback, const Config& config,
              const std::string& prefix = "app");
@@ -160,3 +175,20 @@ void config_check_keys(const Config& config, const std::vector<std::string>& kno
                                 const std::string& prefix = "app");
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::ExhaustedPolicy, {fx::ExhaustedPolicy::abort, "abort"},
+              {fx::ExhaustedPolicy::shrink, "shrink"})
+FX_ENUM_NAMES(fx::LostCheckpointPolicy, {fx::LostCheckpointPolicy::stop, "stop"},
+              {fx::LostCheckpointPolicy::restart, "restart"})
+FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode::sync, "sync"})
+FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
+              {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::restore, "restore"},
+              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
+              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
+              {fx::Phase::finalize, "finalize"})
+FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
+              {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
+// Signals are read case-insensitively, with or without SIG (config_inject.cpp).
+FX_ENUM_NAMES(fx::InjectAction, {fx::InjectAction::sigkill, "SIGKILL"},
+              {fx::InjectAction::sigterm, "SIGTERM"}, {fx::InjectAction::sigsegv, "SIGSEGV"},
+              {fx::InjectAction::abort, "abort"}, {fx::InjectAction::bitflip, "bitflip"})

@@ -41,9 +41,8 @@
 
 namespace fx {
 
-enum class ReinitMode { async, sync };
+// fx::ReinitMode (async, sync) is declared with the configuration.
 enum class ReinitState { fresh, reinited, restarted };  // "new", "reinited", "restarted"
-std::string_view reinit_mode_name(ReinitMode mode);
 std::string_view reinit_state_name(ReinitState state);
 
 using ResilientFunction = std::function<void(Context&, ReinitState)>;

@@ -222,7 +222,7 @@ TEST(DataStoreParity, OneRankPerGroupIsRebuiltFromParity) {
   const fx::Comm comm = make_comm();
   const int n = comm.size();
   fx::CheckpointConfig cfg = memory_only();
-  cfg.memory.scheme = "parity";
+  cfg.memory.scheme = fx::MemoryScheme::parity;
   cfg.memory.parity_group = 4;
   Process p(cfg, comm);
   p.commit(1);
@@ -360,7 +360,7 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
     EXPECT_FALSE(fresh.store->restore().has_value());
     EXPECT_EQ(fresh.store->last_restore_level(), "none");
   }
-  cfg.hdf5.on_unusable = "stop";
+  cfg.hdf5.on_unusable = fx::UnusablePolicy::stop;
   Process strict(cfg, comm);
   EXPECT_THROW(strict.store->restore(), fx::CheckpointError);
 }

@@ -146,7 +146,7 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
   std::printf(
       "reinit_app: mode %s, %d recoveries, %d replacement(s), %d deferred rollback(s), digest %016llx, "
       "expected %016llx\n",
-      std::string(fx::reinit_mode_name(fx::reinit_mode())).c_str(), ctx.recoveries(), replacements, deferred,
+      std::string(fx::to_string(fx::reinit_mode())).c_str(), ctx.recoveries(), replacements, deferred,
       static_cast<unsigned long long>(got), static_cast<unsigned long long>(want));
   ctx.report().set_result("digest", fmt::format("{:016x}", got));
   if (got != want) fail("the answer differs from the failure-free replay");

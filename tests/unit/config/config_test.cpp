@@ -73,7 +73,7 @@ app:
   EXPECT_DOUBLE_EQ(c.detector.timeout_s, 2);
   EXPECT_EQ(c.checkpoint.memory.every, 10);
   EXPECT_EQ(c.checkpoint.memory.buddy_distance, 2);
-  EXPECT_EQ(c.checkpoint.memory.scheme, "parity");
+  EXPECT_EQ(c.checkpoint.memory.scheme, fx::MemoryScheme::parity);
   EXPECT_EQ(c.checkpoint.memory.parity_group, 3);
   EXPECT_EQ(c.checkpoint.memory.depth, 3);
   EXPECT_EQ(c.checkpoint.hdf5.every, 4);
@@ -82,24 +82,24 @@ app:
   EXPECT_FALSE(c.checkpoint.hdf5.restart);
   EXPECT_EQ(c.tryblock.soft_retries, 5);
   EXPECT_FALSE(c.tryblock.rollback);
-  EXPECT_EQ(c.reinit.mode, "sync");
+  EXPECT_EQ(c.reinit.mode, fx::ReinitMode::sync);
   EXPECT_EQ(c.log_level, fx::log::Level::debug);
   EXPECT_EQ(c.report_path, "out/run.yaml");
   ASSERT_EQ(c.inject.failures.size(), 5u);
   const auto& f0 = c.inject.failures[0];
-  EXPECT_EQ(f0.target_kind, "rank");
+  EXPECT_EQ(f0.target_kind, fx::TargetKind::rank);
   EXPECT_EQ(f0.target, 1);
   EXPECT_EQ(f0.iteration, 7);
   EXPECT_EQ(f0.action, fx::InjectAction::sigkill);
   EXPECT_EQ(f0.origin, f + ":18:16");
   EXPECT_EQ(f0.key, "inject.failures[0]");
-  EXPECT_EQ(c.inject.failures[1].target_kind, "buddy-of");
-  EXPECT_EQ(c.inject.failures[1].phase, "halo");
+  EXPECT_EQ(c.inject.failures[1].target_kind, fx::TargetKind::buddy_of);
+  EXPECT_EQ(c.inject.failures[1].phase, fx::Phase::halo);
   EXPECT_EQ(c.inject.failures[1].action, fx::InjectAction::sigterm);
-  EXPECT_EQ(c.inject.failures[2].target_kind, "spare");
+  EXPECT_EQ(c.inject.failures[2].target_kind, fx::TargetKind::spare);
   EXPECT_EQ(c.inject.failures[2].target, 1);
   EXPECT_EQ(c.inject.failures[2].action, fx::InjectAction::abort);
-  EXPECT_EQ(c.inject.failures[3].target_kind, "world");
+  EXPECT_EQ(c.inject.failures[3].target_kind, fx::TargetKind::world);
   EXPECT_EQ(c.inject.failures[3].repeat, 2);
   EXPECT_EQ(c.inject.failures[3].every, 5);
   EXPECT_EQ(c.inject.failures[4].member, "u");
@@ -110,7 +110,7 @@ app:
   EXPECT_DOUBLE_EQ(c.inject.chaos_mtbf_iterations, 25);
   EXPECT_EQ(c.inject.chaos_max_failures, 3);
   EXPECT_EQ(c.inject.chaos_start, 5);
-  EXPECT_EQ(c.inject.chaos_phase, "compute");
+  EXPECT_EQ(c.inject.chaos_phase, fx::Phase::compute);
   EXPECT_EQ(c.inject.buddy_distance, 2);
   EXPECT_EQ(c.app["nx"].as<int>(), 64);
   EXPECT_NO_THROW(fx::validate_against_world(c, 6));
@@ -172,14 +172,14 @@ TEST(Config, CompactInjectSyntax) {
   EXPECT_EQ(c.inject.failures[0].iteration, 5);
   EXPECT_EQ(c.inject.failures[0].action, fx::InjectAction::sigkill);
   EXPECT_EQ(c.inject.failures[0].origin, "env FX_INJECT");
-  EXPECT_EQ(c.inject.failures[1].target_kind, "buddy-of");
-  EXPECT_EQ(c.inject.failures[1].phase, "halo");
+  EXPECT_EQ(c.inject.failures[1].target_kind, fx::TargetKind::buddy_of);
+  EXPECT_EQ(c.inject.failures[1].phase, fx::Phase::halo);
   EXPECT_EQ(c.inject.failures[1].action, fx::InjectAction::sigterm);
-  EXPECT_EQ(c.inject.failures[2].target_kind, "spare");
-  EXPECT_EQ(c.inject.failures[2].phase, "spare-idle");
+  EXPECT_EQ(c.inject.failures[2].target_kind, fx::TargetKind::spare);
+  EXPECT_EQ(c.inject.failures[2].phase, fx::Phase::spare_idle);
   EXPECT_EQ(c.inject.failures[3].action, fx::InjectAction::abort);
   EXPECT_EQ(c.inject.failures[4].iteration, 4);
-  EXPECT_EQ(c.inject.failures[4].phase, "checkpoint");
+  EXPECT_EQ(c.inject.failures[4].phase, fx::Phase::checkpoint);
 }
 
 TEST(Config, SetTakesYamlValues) {

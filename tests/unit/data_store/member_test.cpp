@@ -177,11 +177,9 @@ TEST(Member, RankZeroView) {
   EXPECT_EQ(m.bytes, sizeof(double));
 }
 
-TEST(Options, BadSchemeIsRejected) {
+TEST(Options, SmallParityGroupIsRejected) {
   fx::CheckpointConfig c;
-  c.memory.scheme = "mirror";
-  EXPECT_THROW(fx::DataStore{c}, fx::CheckpointError);
-  c.memory.scheme = "parity";
+  c.memory.scheme = fx::MemoryScheme::parity;
   c.memory.parity_group = 1;
   EXPECT_THROW(fx::DataStore{c}, fx::CheckpointError);
 }

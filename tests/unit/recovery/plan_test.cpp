@@ -47,8 +47,10 @@ TEST(PlanRepair, ExhaustedUnderShrinkRenumbersInOrder) {
 }
 
 TEST(SpareChoice, LastAndSpread) {
-  EXPECT_EQ(fx::detail::choose_spares(6, 2, "last", {}), (std::vector<int>{4, 5}));
+  EXPECT_EQ(fx::detail::choose_spares(6, 2, fx::SparePlacement::last, {}), (std::vector<int>{4, 5}));
   // Two nodes of three ranks: one spare from each node's top.
-  EXPECT_EQ(fx::detail::choose_spares(6, 2, "spread", {0, 0, 0, 1, 1, 1}), (std::vector<int>{2, 5}));
-  EXPECT_EQ(fx::detail::choose_spares(6, 0, "spread", {0, 0, 0, 1, 1, 1}), (std::vector<int>{}));
+  EXPECT_EQ(fx::detail::choose_spares(6, 2, fx::SparePlacement::spread, {0, 0, 0, 1, 1, 1}),
+            (std::vector<int>{2, 5}));
+  EXPECT_EQ(fx::detail::choose_spares(6, 0, fx::SparePlacement::spread, {0, 0, 0, 1, 1, 1}),
+            (std::vector<int>{}));
 }

@@ -1,12 +1,21 @@
 #pragma once
+#include <fx/enum_names.hpp>
+
 #include <string>
 
 namespace fx {
 
+// In-memory redundancy: a full copy on the buddy, or XOR parity over groups.
+enum class MemoryScheme { buddy, parity };
+// Versions exist on disk but none is usable (corrupted, truncated, missing
+// rank files, other rank count): start from scratch, or throw
+// fx::CheckpointLost on every rank.
+enum class UnusablePolicy { fresh, stop };
+
 struct MemoryCheckpointConfig {
   int every = 0;                   // commit every k iterations (0: off)
   int buddy_distance = 1;          // buddy of logical rank r holds r's copy: r + distance
-  std::string scheme = "buddy";    // buddy | parity
+  MemoryScheme scheme = MemoryScheme::buddy;
   int parity_group = 4;            // parity: ranks per XOR group (>= 2; the last group takes the rest)
   int depth = 2;                   // versions kept
 };
@@ -16,10 +25,7 @@ struct Hdf5CheckpointConfig {
   std::string directory = "fx-checkpoints";
   int keep = 2;                    // complete versions retained
   bool restart = true;             // cold restart from the newest valid version
-  // Versions exist on disk but none is usable (corrupted, truncated, missing
-  // rank files, other rank count): "fresh" starts from scratch, "stop"
-  // throws fx::CheckpointError on every rank.
-  std::string on_unusable = "fresh";
+  UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
 struct CheckpointConfig {
@@ -28,3 +34,6 @@ struct CheckpointConfig {
 };
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::MemoryScheme, {fx::MemoryScheme::buddy, "buddy"}, {fx::MemoryScheme::parity, "parity"})
+FX_ENUM_NAMES(fx::UnusablePolicy, {fx::UnusablePolicy::fresh, "fresh"}, {fx::UnusablePolicy::stop, "stop"})

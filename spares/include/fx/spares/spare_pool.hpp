@@ -1,14 +1,13 @@
 #pragma once
 // Spare processes: which world ranks are spares, how they wait without
 // stealing CPU from the workers, and how they are woken or released.
+#include <fx/spares/options.hpp>
 #include <mpi.h>
 
 #include <string>
 #include <vector>
 
 namespace fx::detail {
-
-enum class IdleMode { block, yield, sleep };
 
 // Control messages on the world communicator (the only traffic spares see).
 inline constexpr int kControlTag = 0x0f0f;
@@ -18,7 +17,7 @@ inline constexpr int kReleaseMessage = 1;
 // round-robin over nodes, taking each node's highest ranks first, so a node
 // loss leaves spares elsewhere. Deterministic: every rank computes the same.
 // `node_of` gives each world rank's node index (see node_ids()).
-std::vector<int> choose_spares(int world_size, int count, const std::string& placement,
+std::vector<int> choose_spares(int world_size, int count, SparePlacement placement,
                                const std::vector<int>& node_of);
 // Collective on comm: a node index per rank (ranks sharing memory share it).
 std::vector<int> node_ids(MPI_Comm comm);
@@ -45,7 +44,7 @@ class Watch {
 // Idle until the watch completes. Returns its rc (MPI_SUCCESS: a control
 // message, see watch.message()). `sleep` polls every poll_ms milliseconds,
 // `yield` polls with sched_yield, `block` waits inside MPI (which spins).
-int idle_wait(Watch& watch, IdleMode mode, double poll_ms);
+int idle_wait(Watch& watch, SpareIdle mode, double poll_ms);
 
 // Tell each spare (world ranks of `world`) to leave. Dead spares are skipped.
 void release_spares(MPI_Comm world, const std::vector<int>& spares);

@@ -1,0 +1,95 @@
+// Checks between keys (on the merged configuration, with the position of
+// the key that has to change), writable paths, and the checks that need
+// the job's size.
+#include <fmt/format.h>
+
+#include "config_schema.hpp"
+
+namespace fx::detail {
+
+void cross_check(Walker& w, const YAML::Node& root, const Config& cfg) {
+  const auto& det = cfg.detector;
+  if (det.period_s == 0 && det.timeout_s > 0)
+    w.fail(node_at(root, "detector.timeout_s"), "detector.timeout_s",
+           "0 when detector.period_s is 0 (the heartbeat detector is off)");
+  if (det.period_s > 0 && det.timeout_s > 0 && det.timeout_s <= det.period_s)
+    w.fail(node_at(root, "detector.timeout_s"), "detector.timeout_s",
+           fmt::format("a timeout longer than detector.period_s ({})", det.period_s));
+  if (cfg.checkpoint.hdf5.every > 0 && cfg.checkpoint.memory.every == 0)
+    w.fail(node_at(root, "checkpoint.hdf5.every"), "checkpoint.hdf5.every",
+           "0 when checkpoint.memory.every is 0 (HDF5 takes every m-th memory checkpoint)");
+  if (cfg.reinit.enabled && cfg.recovery.on_exhausted == ExhaustedPolicy::shrink)
+    w.fail(node_at(root, "reinit.enabled"), "reinit.enabled",
+           "false when recovery.on_exhausted is shrink (Reinit restarts at the same size)");
+}
+
+// The places fx writes to must be writable before any MPI work starts.
+void check_paths(const Config& cfg) {
+  if (!cfg.report_path.empty()) {
+    const std::string why = unwritable_reason(cfg.report_path, false);
+    if (!why.empty()) {
+      const auto o = cfg.origin_of("report.path");
+      FX_THROW(ConfigError, o.position, o.key,
+               fmt::format("expected a writable file path, got '{}' ({})", cfg.report_path, why));
+    }
+  }
+  if (cfg.checkpoint.hdf5.every > 0) {
+    const auto& dir = cfg.checkpoint.hdf5.directory;
+    const std::string why = unwritable_reason(dir, true);
+    if (!why.empty()) {
+      const auto o = cfg.origin_of("checkpoint.hdf5.directory");
+      FX_THROW(ConfigError, o.position, o.key,
+               fmt::format("expected a writable directory, got '{}' ({})", dir, why));
+    }
+  }
+}
+
+}  // namespace fx::detail
+
+namespace fx {
+
+void validate_against_world(const Config& cfg, int world_size) {
+  const int spares = cfg.spares.count;
+  if (spares >= world_size) {
+    const auto o = cfg.origin_of("spares.count");
+    FX_THROW(
+        ConfigError, o.position, o.key,
+        fmt::format("expected fewer spares than the job's {} processes (at least one active rank), got '{}'",
+                    world_size, spares));
+  }
+  const int active = world_size - spares;
+  const auto& mem = cfg.checkpoint.memory;
+  if (mem.every > 0 && active > 1 && mem.buddy_distance % active == 0) {
+    const auto o = cfg.origin_of("checkpoint.memory.buddy_distance");
+    FX_THROW(ConfigError, o.position, o.key,
+             fmt::format(
+                 "expected a distance that is not a multiple of the {} active ranks (a rank would be its own "
+                 "buddy), got '{}'",
+                 active, mem.buddy_distance));
+  }
+  if (mem.every > 0 && mem.scheme == MemoryScheme::parity && mem.parity_group > active) {
+    const auto o = cfg.origin_of("checkpoint.memory.parity_group");
+    FX_THROW(ConfigError, o.position, o.key,
+             fmt::format("expected at most the {} active ranks, got '{}'", active, mem.parity_group));
+  }
+  for (const auto& s : cfg.inject.failures) {
+    const std::string key = s.key + ".target";
+    const std::string got = detail::target_text(s.target_kind, s.target);
+    std::string expected;
+    const TargetKind kind = s.target_kind;
+    if ((kind == TargetKind::rank || kind == TargetKind::buddy_of) && s.target >= active)
+      expected = fmt::format("a logical rank below {} (the active ranks)", active);
+    else if (kind == TargetKind::world && s.target >= world_size)
+      expected = fmt::format("a world rank below {} (the job's processes)", world_size);
+    else if (kind == TargetKind::spare && spares == 0)
+      expected = "a target that exists (the job has no spares)";
+    else if (kind == TargetKind::spare && s.target >= spares)
+      expected = fmt::format("a spare index below {} (the job's spares)", spares);
+    else if (kind == TargetKind::world && s.target >= active && s.action == InjectAction::bitflip)
+      expected = fmt::format("an active rank for bitflip (world ranks {}.. are spares)", active);
+    if (!expected.empty())
+      FX_THROW(ConfigError, s.origin, key, fmt::format("expected {}, got '{}'", expected, got));
+  }
+}
+
+}  // namespace fx
