@@ -5,7 +5,9 @@
 #                   [INJECT <spec>] [SETTINGS <key=value> ...] [ENV VAR=value ...]
 #                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...]
 #                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
-#                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]])
+#                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]]
+#                   [LAUNCH_ARGS <launcher options> ...]
+#                   [HOSTS <n> [SPARE_HOSTS <k>] [FRESH_DIR <dir>] [HOST_EVENTS "WHEN|ACTION|HOST" ...]])
 #
 # It runs through scripts/launch.sh (mpiexec --with-ft ulfm, oversubscribed)
 # whose own time limit fires a few seconds before CTest's, so a hang kills
@@ -20,6 +22,14 @@
 # NP + SPARES processors (ctest -j). Several calls sharing defaults put
 # them in a variable: fx_add_mpi_test(x ${_ring} INJECT 2@12); a later
 # single-value keyword wins, list keywords add up.
+#
+# HOSTS: the multi-host form (label multihost): the launcher spreads the
+# ranks over n fresh test hosts (scripts/testhosts.sh, made and removed by
+# scripts/with_testhosts.sh, which also fails the test when a process is
+# left on a host), the last SPARE_HOSTS kept for `--supervise --spare-hosts`;
+# HOST_EVENTS lose a host at a deterministic point ("file:GLOB|kill|fxt2":
+# once a file such as a checkpoint's manifest exists). Skipped (77) where
+# test hosts cannot be made.
 #
 # BASELINE: the end-to-end form (tests/e2e/miniapps/run_case.sh). The plain
 # baseline runs failure-free on BASELINE_NP (default NP) ranks, then the
@@ -41,8 +51,8 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL"
-    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS"
+  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR"
+    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
     ${ARGN})
   foreach(req NP TIMEOUT)
     if(NOT arg_${req})
@@ -82,10 +92,18 @@ function(fx_add_mpi_test name)
     endif()
     _fx_launch_command(command)
   endif()
+  if(arg_HOSTS)
+    _fx_hosts_command(command)
+  endif()
   add_test(NAME ${name} COMMAND ${command})
   math(EXPR procs "${arg_NP} + ${arg_SPARES}")
   set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${procs}
     LABELS "mpi;${arg_LABELS}" ENVIRONMENT "${env}")
+  if(arg_HOSTS)
+    # One set of test hosts at a time; 77: no root / ip netns / sshd here.
+    set_tests_properties(${name} PROPERTIES LABELS "mpi;multihost;${arg_LABELS}" SKIP_RETURN_CODE 77
+      RESOURCE_LOCK fx_testhosts)
+  endif()
   foreach(kind SETUP REQUIRED CLEANUP)
     if(arg_FIXTURES_${kind})
       set_tests_properties(${name} PROPERTIES FIXTURES_${kind} "${arg_FIXTURES_${kind}}")
@@ -93,11 +111,38 @@ function(fx_add_mpi_test name)
   endforeach()
 endfunction()
 
+# HOSTS: the command runs on that many fresh test hosts of its own
+# (scripts/with_testhosts.sh: SPARE_HOSTS, FRESH_DIR, HOST_EVENTS given as
+# "WHEN|ACTION|HOST"), which checks that no process is left on them.
+macro(_fx_hosts_command out)
+  set(hosts_args ${arg_HOSTS})
+  if(arg_SPARE_HOSTS)
+    list(APPEND hosts_args --spare-hosts ${arg_SPARE_HOSTS})
+  endif()
+  if(arg_FRESH_DIR)
+    list(APPEND hosts_args --fresh-dir ${arg_FRESH_DIR})
+  endif()
+  foreach(ev IN LISTS arg_HOST_EVENTS)
+    string(REPLACE "|" ";" ev "${ev}")
+    list(APPEND hosts_args --event ${ev})
+  endforeach()
+  set(${out} ${PROJECT_SOURCE_DIR}/scripts/with_testhosts.sh ${hosts_args} -- ${${out}})
+endmacro()
+
 # fx_add_mpi_test's command through expect_exit.sh (reads its caller's arg_*).
+# The launcher's limit fires first (test hosts take a few seconds to make and
+# remove; a supervised job may launch twice within it).
 macro(_fx_launch_command out)
-  math(EXPR inner "${arg_TIMEOUT} - 8")
+  set(margin 8)
+  if(arg_HOSTS)
+    set(margin 16)
+  endif()
+  math(EXPR inner "${arg_TIMEOUT} - ${margin}")
+  if("--supervise" IN_LIST arg_LAUNCH_ARGS)
+    math(EXPR inner "${inner} / 2")
+  endif()
   if(inner LESS 5)
-    message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} is below the minimum 13")
+    message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} leaves the launcher under 5 s")
   endif()
   set(logs)
   foreach(re IN LISTS arg_EXPECT_LOG)
@@ -110,7 +155,7 @@ macro(_fx_launch_command out)
     endforeach()
   endif()
   set(${out} ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
-             ${FX_LAUNCHER} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
+             ${FX_LAUNCHER} ${arg_LAUNCH_ARGS} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
              -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
 endmacro()
 

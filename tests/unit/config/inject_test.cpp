@@ -160,7 +160,7 @@ TEST(Inject, SpareAndWorldTargets) {
 TEST(Inject, SpareTargetIsTheRealSpareUnderSpread) {
   const std::vector<int> spares = {3, 7};
   fx::InjectionSpec s;
-  s.target_kind = "spare";
+  s.target_kind = fx::TargetKind::spare;
   s.target = 0;
   EXPECT_TRUE(fx::detail::is_target(s, 3, -1, 6, 1, spares));
   EXPECT_FALSE(fx::detail::is_target(s, 6, 5, 6, 1, spares));
