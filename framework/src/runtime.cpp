@@ -28,6 +28,15 @@ IdleMode idle_mode_of(SpareIdle s) {
   return IdleMode::sleep;
 }
 
+// What a repair did, for the log and the report (RecoveryAction).
+RecoveryAction recovery_action(bool shrunk, const std::vector<int>& failed_logical) {
+  if (shrunk) return RecoveryAction::shrink;
+  if (failed_logical.empty()) return RecoveryAction::rollback;
+  const bool spares_only =
+      std::all_of(failed_logical.begin(), failed_logical.end(), [](int l) { return l < 0; });
+  return spares_only ? RecoveryAction::spare_lost : RecoveryAction::replace;
+}
+
 double read_kill_stamp(int world_rank) {
   const std::string path = kill_stamp_path(world_rank);
   if (path.empty()) return -1;
@@ -572,12 +581,14 @@ void Runtime::recover() {
   publish_identity();
 
   const double t1 = now();
-  const char* action = res.shrunk ? "shrink" : "replace";
-  log::info("recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
-            "{} logical ranks, {} spare(s) left, action {}",
-            (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
-            res.times.rebuild * 1e3, active_size_,
-            std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; }), action);
+  const RecoveryAction action = recovery_action(res.shrunk, failed_logical);
+  log::info(
+      "recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
+      "{} logical ranks, {} spare(s) left, action {}",
+      (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
+      res.times.rebuild * 1e3, active_size_,
+      std::count_if(members_.begin(), members_.end(), [](const Identity& i) { return i.logical < 0; }),
+      to_string(action));
   {
     RecoveryRecord rec;
     rec.start = t0 - t_start_;

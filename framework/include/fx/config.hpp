@@ -19,6 +19,24 @@ enum class ExhaustedPolicy { shrink, abort };
 // A checkpoint existed but none can be restored: end the job (exit 4) or
 // start again from iteration 0.
 enum class LostCheckpointPolicy { stop, restart };
+// Injection points. `restore` is the restore after a repair (or a resize);
+// `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
+// Reinit's first reload), so one name never means both.
+enum class Phase {
+  compute,
+  halo,
+  checkpoint,
+  restore,
+  start_restore,
+  repair,
+  tryblock_commit,
+  spare_idle,
+  finalize
+};
+std::string_view phase_name(Phase phase);
+bool parse_phase(std::string_view text, Phase& out);
+// Every phase's name, in the enum's order (for messages and docs checks).
+std::vector<std::string> phase_names();
 // Which world ranks are spares: the last S (`last`), or spread evenly over
 // the nodes, each node giving up its last processes (`spread`).
 enum class SparePlacement { last, spread };

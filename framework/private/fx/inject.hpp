@@ -14,21 +14,16 @@ namespace fx {
 class DataStore;
 struct Member;
 
-// Injection points. `restore` is the restore after a repair (or a resize);
-// `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
-// Reinit's first reload), so one name never means both.
-enum class Phase { compute, halo, checkpoint, restore, start_restore, repair, tryblock_commit, spare_idle, finalize };
-std::string_view phase_name(Phase phase);
-bool parse_phase(std::string_view text, Phase& out);
-// Every phase's name, in the enum's order (for messages and docs checks).
-std::vector<std::string> phase_names();
+// fx::Phase (the injection points) is declared with the configuration
+// (fx/config.hpp). This header is internal: applications only name a Phase
+// (ctx.fault_point).
 
 namespace detail {
 
 // A process that failed, as the repair protocol saw it.
 struct FailedProcess {
-  int world_rank = -1;     // rank in MPI_COMM_WORLD
-  int logical_rank = -1;   // -1: it was a spare
+  int world_rank = -1;    // rank in MPI_COMM_WORLD
+  int logical_rank = -1;  // -1: it was a spare
 };
 
 // Where a victim writes its kill time (fx::now()) just before dying, so the
@@ -72,7 +67,7 @@ class Injector {
   int world_size_ = 0;
   int spares_ = 0;
   int buddy_distance_ = 1;
-  int logical_size_ = 0;   // the last size seen by at(), for buddy-of after repairs
+  int logical_size_ = 0;  // the last size seen by at(), for buddy-of after repairs
   Killer killer_;
 };
 
