@@ -6,6 +6,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/fxConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/fxConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/fxConfig.cmake ${PROJECT_BINARY_DIR}/fxConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FxSharedDeps.cmake
   DESTINATION ${FX_CMAKE_DIR})
 # The launcher: bin/fx-run runs libexec/fx/launch.sh, which sources the env.sh
 # beside it: for an installed fx, one that puts this build's MPI on PATH.

@@ -14,7 +14,7 @@
 //   data_store_bench [--min-mib 1] [--max-mib 256] [--reps 5] [--dir DIR] [--out FILE]
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
-#include <fx/detail/status.hpp>
+#include <fx/exit_code.hpp>
 #include <fx/log.hpp>
 
 #include <CLI/CLI.hpp>
@@ -351,11 +351,11 @@ int main(int argc, char** argv) {
       std::ofstream(out) << yaml(rows, reps, dir);
       std::printf("data_store_bench: wrote %s\n", out.c_str());
       fs::remove_all(dir);
-      fx::detail::write_status(fx::ExitCode::ok, "benchmark done");
+      fx::write_status(fx::ExitCode::ok, "benchmark done");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "data_store_bench: rank %d: %s\n", r, e.what());
-    if (r == 0) fx::detail::write_status(fx::ExitCode::error, e.what());
+    if (r == 0) fx::write_status(fx::ExitCode::error, e.what());
     code = 1;
   }
   MPI_Finalize();

@@ -10,7 +10,7 @@
 #include <miniapps/plain_comm.hpp>
 #include <miniapps/results.hpp>
 
-#include <fx/detail/status.hpp>
+#include <fx/exit_code.hpp>
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
       cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       code = comm.rank() == 0 ? cli.exit(e) : (e.get_exit_code() ? 2 : 0);
-      if (comm.rank() == 0) fx::detail::write_status(code ? fx::ExitCode::usage : fx::ExitCode::ok, e.what());
+      if (comm.rank() == 0) fx::write_status(code ? fx::ExitCode::usage : fx::ExitCode::ok, e.what());
       MPI_Finalize();
       return code;
     }
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       r.add("ranks", std::int64_t(comm.size()));
       r.add("mib_per_array", mib);
       r.print();
-      fx::detail::write_status(fx::ExitCode::ok, "stream copy done");
+      fx::write_status(fx::ExitCode::ok, "stream copy done");
     }
   }
   MPI_Finalize();

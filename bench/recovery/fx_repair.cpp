@@ -5,6 +5,7 @@
 // completed after the repair, measured exactly as raw_repair does.
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
+#include <fx/inject.hpp>  // kill_stamp_path (internal)
 
 #include <time.h>
 

@@ -4,7 +4,7 @@
 // prints one YAML line with the time per step. bench/recovery/overhead_bench.py
 // launches the variants alternately and compares medians.
 #include <fx/clock.hpp>
-#include <fx/detail/status.hpp>
+#include <fx/exit_code.hpp>
 #include <fx/fx.hpp>
 
 #include <cstdio>
@@ -68,7 +68,7 @@ int plain(int argc, char** argv) {
   const double dt = fx::now() - t0;
   if (rank == 0) {
     print("plain", size, steps, dt, k.reps);
-    fx::detail::write_status(fx::ExitCode::ok, "plain loop");
+    fx::write_status(fx::ExitCode::ok, "plain loop");
   }
   MPI_Finalize();
   return 0;

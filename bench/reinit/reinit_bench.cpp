@@ -8,6 +8,7 @@
 // after the failure; resume_ms is that minus the checkpoint restore.
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
+#include <fx/inject.hpp>  // kill_stamp_path (internal)
 
 #include <time.h>
 

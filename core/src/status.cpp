@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace fx::detail {
+namespace fx {
 void write_status(ExitCode code, std::string_view text) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;
@@ -13,7 +13,9 @@ void write_status(ExitCode code, std::string_view text) {
     std::fclose(f);
   }
 }
+}  // namespace fx
 
+namespace fx::detail {
 void print_usage_error(std::string_view what) {
   std::fprintf(stderr, "fx: error: %.*s\n", static_cast<int>(what.size()), what.data());
   std::fflush(stderr);

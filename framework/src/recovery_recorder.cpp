@@ -54,14 +54,27 @@ void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membe
   }
 }
 
+namespace {
+
+// What a repair did, for the log and the report.
+RecoveryAction recovery_action(bool shrunk, const std::vector<int>& failed_logical) {
+  if (shrunk) return RecoveryAction::shrink;
+  if (failed_logical.empty()) return RecoveryAction::rollback;
+  const bool spares_only =
+      std::all_of(failed_logical.begin(), failed_logical.end(), [](int l) { return l < 0; });
+  return spares_only ? RecoveryAction::spare_lost : RecoveryAction::replace;
+}
+
+}  // namespace
+
 void RecoveryRecorder::repaired(const RepairResult& res, double t0, const Membership& m) {
   const double t1 = now();
-  const char* action = res.shrunk ? "shrink" : "replace";
+  const RecoveryAction action = recovery_action(res.shrunk, logical_ranks(res.failed));
   log::info(
       "recovered in {:.1f} ms ({} round(s); revoke {:.2f}, shrink {:.2f}, agree {:.2f}, rebuild {:.2f} ms): "
       "{} logical ranks, {} spare(s) left, action {}",
       (t1 - t0) * 1e3, res.rounds, res.times.revoke * 1e3, res.times.shrink * 1e3, res.times.agree * 1e3,
-      res.times.rebuild * 1e3, m.active_size(), m.spare_ranks().size(), action);
+      res.times.rebuild * 1e3, m.active_size(), m.spare_ranks().size(), to_string(action));
   // A spare that was not recruited has no step to time; the report is rank 0's.
   if (m.logical() < 0) return;
   RecoveryRecord rec;

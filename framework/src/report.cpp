@@ -34,15 +34,12 @@ std::string num(double x) {
   return s == "-0" ? "0" : s;
 }
 
-std::string_view exit_name(ExitCode c) {
-  switch (c) {
-    case ExitCode::ok: return "ok";
-    case ExitCode::error: return "error";
-    case ExitCode::usage: return "usage";
-    case ExitCode::survived: return "survived";
-    case ExitCode::aborted: return "aborted";
-  }
-  return "?";
+// A name the report wrote, read back (adopt_history): one of E's names.
+template <class E>
+E enum_of(const YAML::Node& node, const char* key) {
+  const std::string text = node[key].as<std::string>();
+  if (const auto value = from_string<E>(text)) return *value;
+  FX_THROW(Error, fmt::format("run history: {} '{}' is not one of {}", key, text, enum_choices<E>()));
 }
 
 std::string ms(double seconds) { return seconds < 0 ? "?" : fmt::format("{:.1f} ms", seconds * 1e3); }
@@ -116,7 +113,7 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "app" << YAML::Value << app_;
   out << YAML::Key << "exit" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "code" << YAML::Value << static_cast<int>(exit_);
-  out << YAML::Key << "status" << YAML::Value << std::string(exit_name(exit_));
+  out << YAML::Key << "status" << YAML::Value << std::string(to_string(exit_));
   out << YAML::Key << "text" << YAML::Value << exit_text_;
   out << YAML::EndMap;
 
@@ -151,7 +148,7 @@ std::string Report::to_yaml() const {
   for (const auto& r : recoveries_) {
     out << YAML::BeginMap;
     out << YAML::Key << "start" << YAML::Value << num(r.start);
-    out << YAML::Key << "action" << YAML::Value << r.action;
+    out << YAML::Key << "action" << YAML::Value << std::string(to_string(r.action));
     out << YAML::Key << "failed_world_ranks" << YAML::Value;
     emit_ints(out, r.failed_world_ranks);
     out << YAML::Key << "failed_logical_ranks" << YAML::Value;
@@ -192,7 +189,7 @@ std::string Report::to_yaml() const {
   for (const auto& t : tryblocks_) {
     out << YAML::BeginMap;
     out << YAML::Key << "name" << YAML::Value << t.name;
-    out << YAML::Key << "outcome" << YAML::Value << t.outcome;
+    out << YAML::Key << "outcome" << YAML::Value << std::string(to_string(t.outcome));
     out << YAML::Key << "attempts" << YAML::Value << t.attempts;
     out << YAML::Key << "errors" << YAML::Value << t.errors;
     if (t.iteration >= 0) out << YAML::Key << "iteration" << YAML::Value << t.iteration;
@@ -236,7 +233,7 @@ void Report::adopt_history(const std::string& yaml) {
   for (const auto& x : r["recoveries"]) {
     RecoveryRecord rec;
     rec.start = x["start"].as<double>();
-    rec.action = x["action"].as<std::string>();
+    rec.action = enum_of<RecoveryAction>(x, "action");
     rec.failed_world_ranks = ints(x["failed_world_ranks"]);
     rec.failed_logical_ranks = ints(x["failed_logical_ranks"]);
     rec.rounds = x["rounds"].as<int>();
@@ -260,8 +257,9 @@ void Report::adopt_history(const std::string& yaml) {
   }
   tryblocks_.clear();
   for (const auto& t : r["tryblocks"]) {
-    tryblocks_.push_back({t["name"].as<std::string>(), t["outcome"].as<std::string>(), t["attempts"].as<int>(),
-                          t["errors"].as<std::string>(), t["iteration"] ? t["iteration"].as<std::int64_t>() : -1});
+    tryblocks_.push_back({t["name"].as<std::string>(), enum_of<TryBlockOutcome>(t, "outcome"),
+                          t["attempts"].as<int>(), t["errors"].as<std::string>(),
+                          t["iteration"] ? t["iteration"].as<std::int64_t>() : -1});
   }
   restarts_from_scratch_ = r["restarts_from_scratch"].as<int>();
   progress_.clear();
@@ -296,8 +294,8 @@ void Report::write(const std::string& path) const {
 std::string Report::summary() const {
   std::string s;
   auto line = [&](const std::string& l) { s += l + "\n"; };
-  line(fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app_.empty() ? "" : app_ + ", ", active_,
-                   spares_, platform_.hostname.empty() ? "?" : platform_.hostname, exit_name(exit_),
+  line(fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app_.empty() ? "" : app_ + ", ",
+                   active_, spares_, platform_.hostname.empty() ? "?" : platform_.hostname, to_string(exit_),
                    static_cast<int>(exit_), exit_text_.empty() ? "" : " - " + exit_text_));
   if (!phases_.empty()) {
     // The run's own order first, then anything else the runtime timed.
@@ -323,11 +321,12 @@ std::string Report::summary() const {
   }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) {
     const auto& r = recoveries_[i];
-    line(fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
-                     "restore {}), resumed at iteration {} from {}",
-                     i + 1, r.start, r.action, ranks_text(r.failed_logical_ranks), ms(r.total_s), ms(r.revoke_s),
-                     ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), r.restored_iteration,
-                     r.restored_level.empty() ? "none" : r.restored_level));
+    line(
+        fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
+                    "restore {}), resumed at iteration {} from {}",
+                    i + 1, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s),
+                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s),
+                    r.restored_iteration, r.restored_level.empty() ? "none" : r.restored_level));
   }
   for (const char* level : {"memory", "hdf5"}) {
     std::size_t n = 0;
@@ -342,8 +341,9 @@ std::string Report::summary() const {
                      bytes_text(secs > 0 ? bytes / secs : 0)));
   }
   if (!tryblocks_.empty()) {
-    const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(),
-                                         [](const TryBlockRecord& t) { return t.outcome == "committed"; });
+    const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(), [](const TryBlockRecord& t) {
+      return t.outcome == TryBlockOutcome::committed;
+    });
     line(fmt::format("  tryblocks: {} committed, {} aborted", committed,
                      static_cast<long>(tryblocks_.size()) - committed));
   }

@@ -522,8 +522,8 @@ void record(TryFrame& f, const TryOutcome& o) {
   if (log_.size() >= 1000) log_.erase(log_.begin());
   log_.push_back(o);
   if (f.ctx.rank() == 0) {
-    f.ctx.report().add_tryblock(
-        {o.name, o.committed ? "committed" : "aborted", o.attempts, o.describe(), f.rt.iteration()});
+    f.ctx.report().add_tryblock({o.name, o.committed ? TryBlockOutcome::committed : TryBlockOutcome::aborted,
+                                 o.attempts, o.describe(), f.rt.iteration()});
   }
   // One line per block for the job: the group's first rank speaks.
   const bool speak = !o.committed && f.comm.rank() == 0;

@@ -9,6 +9,30 @@ rm -rf "$work"
 mkdir -p "$work"
 "$cmake_bin" --install "$build" --prefix "$work/prefix" >"$work/install.log" \
   || { cat "$work/install.log"; exit 1; }
+# Only the public API is installed: no header of a module's private/
+# directory, nothing under a detail/ directory, none of the internals an
+# application never names; every fx header an installed one includes is
+# installed too (the consumer below sees only the prefix).
+src=$(cd "$here/../.." && pwd)
+inc=$work/prefix/include
+private=$(cd "$src" && find core recovery spares data-store framework -path '*/private/*' -name '*.hpp' | sed 's|^.*/private/||')
+[ -n "$private" ] || { echo "install: no private headers found under $src (check the test)" >&2; exit 1; }
+leaked=$( (cd "$inc" && find . -path '*/detail/*' -name '*.hpp'
+           for h in $private fx/recovery/repair.hpp fx/recovery/shutdown.hpp fx/recovery/ulfm.hpp \
+                    fx/spares/spare_pool.hpp fx/detail/status.hpp fx/inject.hpp; do
+             [ ! -e "$h" ] || echo "$h"
+           done) | sort -u)
+[ -z "$leaked" ] || { echo "install: internal headers installed:" $leaked >&2; exit 1; }
+missing=$(cd "$inc" && grep -rhoE '#include <fx/[^>]+>' . | sed 's/#include <\(.*\)>/\1/' | sort -u |
+          while read -r h; do [ -e "$h" ] || echo "$h"; done)
+[ -z "$missing" ] || { echo "install: installed headers include headers that are not installed:" $missing >&2; exit 1; }
+# Relocatable: the exported targets name dependencies by target, never by
+# an absolute path of this machine.
+abs=$(grep -hE 'INTERFACE_(LINK_LIBRARIES|INCLUDE_DIRECTORIES)' "$work"/prefix/lib*/cmake/fx/fxTargets.cmake |
+      grep -oE '[";]/[^";]*' || true)
+[ -z "$abs" ] || { echo "install: exported targets name absolute paths:" $abs >&2; exit 1; }
+echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers installed, no internal one"
+
 # Only the prefix: the fx build tree must not leak into the consumer.
 "$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release "$@"

@@ -2,7 +2,6 @@
 #include <fx/comm.hpp>
 #include <fx/config.hpp>
 #include <fx/data_store/store.hpp>
-#include <fx/inject.hpp>
 #include <fx/report.hpp>
 #include <fx/tryblock.hpp>
 

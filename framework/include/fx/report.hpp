@@ -3,7 +3,8 @@
 // with the lowest logical rank (every process keeps the record), and a
 // human summary printed at the end. Keys are snake_case (docs/config.md).
 #include <fx/config.hpp>
-#include <fx/detail/status.hpp>
+#include <fx/enum_names.hpp>
+#include <fx/exit_code.hpp>
 
 #include <cstdint>
 #include <map>
@@ -13,6 +14,14 @@
 #include <vector>
 
 namespace fx {
+
+// What a repair did: spares took the failed logical ranks (replace), the
+// ranks left were renumbered (shrink: spares ran out), only spares had died
+// (spare_lost), or no process had (rollback: a TryBlock's rollback). Every
+// one rolls the ranks back to the last checkpoint.
+enum class RecoveryAction { replace, shrink, spare_lost, rollback };
+// A TryBlock's end as the report records it.
+enum class TryBlockOutcome { committed, aborted };
 
 struct FailureRecord {
   int world_rank = -1;
@@ -37,7 +46,7 @@ struct RecoveryRecord {
   std::vector<int> failed_logical_ranks;
   std::int64_t restored_iteration = -1;
   std::string restored_level;  // memory | hdf5 | none
-  std::string action;          // replace | shrink | spare-lost
+  RecoveryAction action = RecoveryAction::replace;
   int new_size = 0;
 };
 
@@ -52,7 +61,7 @@ struct CheckpointRecord {
 
 struct TryBlockRecord {
   std::string name;
-  std::string outcome;         // committed | aborted
+  TryBlockOutcome outcome = TryBlockOutcome::committed;
   int attempts = 1;
   std::string errors;          // "rank 2: incorrect_result; ..."
   std::int64_t iteration = -1;  // the runtime's iteration the block ran in (-1: unknown)
@@ -145,3 +154,9 @@ class Report {
 };
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::RecoveryAction, {fx::RecoveryAction::replace, "replace"},
+              {fx::RecoveryAction::shrink, "shrink"}, {fx::RecoveryAction::spare_lost, "spare-lost"},
+              {fx::RecoveryAction::rollback, "rollback"})
+FX_ENUM_NAMES(fx::TryBlockOutcome, {fx::TryBlockOutcome::committed, "committed"},
+              {fx::TryBlockOutcome::aborted, "aborted"})

@@ -1,7 +1,7 @@
 #include <miniapps/params.hpp>
 
-#include <fx/detail/status.hpp>
 #include <fx/error.hpp>
+#include <fx/exit_code.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -189,8 +189,8 @@ CliOutcome parse_cli(CLI::App& cli, int argc, char** argv, bool pass_fx_args, in
     out.code = e.get_exit_code() == 0 ? 0 : 2;
     if (print_rank == 0) {
       cli.exit(e);  // prints help or the error with CLI11's wording
-      fx::detail::write_status(out.code == 0 ? fx::ExitCode::ok : fx::ExitCode::usage,
-                               out.code == 0 ? "help shown" : e.what());
+      fx::write_status(out.code == 0 ? fx::ExitCode::ok : fx::ExitCode::usage,
+                       out.code == 0 ? "help shown" : e.what());
     }
     return out;
   }
@@ -212,7 +212,7 @@ CliOutcome parse_cli(CLI::App& cli, int argc, char** argv, bool pass_fx_args, in
       if (print_rank == 0) {
         const std::string msg = cli.get_name() + ": unknown argument '" + a + "' (see --help)";
         std::cerr << msg << "\n";
-        fx::detail::write_status(fx::ExitCode::usage, msg);
+        fx::write_status(fx::ExitCode::usage, msg);
       }
       return out;
     }

@@ -3,8 +3,8 @@
 // and nobody waits for anybody. The allreduce below only checks that the
 // verdicts agree; fx itself decides before any communication.
 #include <fx/config.hpp>
-#include <fx/detail/status.hpp>
 #include <fx/error.hpp>
+#include <fx/exit_code.hpp>
 #include <mpi.h>
 
 #include <cstdint>
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     if (lo != hi) std::fprintf(stderr, "config_verdict: ranks disagree on the configuration\n");
     if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str());
-    fx::detail::write_status(static_cast<fx::ExitCode>(code), error.empty() ? "ok" : "bad configuration");
+    fx::write_status(static_cast<fx::ExitCode>(code), error.empty() ? "ok" : "bad configuration");
   }
   MPI_Finalize();
   return code;

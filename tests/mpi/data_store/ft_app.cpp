@@ -18,7 +18,7 @@
 // Flags (after fx's own): --iters N --n WORDS --expect-level memory|hdf5|none
 //   --expect-recoveries K --expect-first-step IT
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
-#include <fx/detail/status.hpp>
+#include <fx/exit_code.hpp>
 #include <fx/fx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -197,7 +197,7 @@ class StoreApp : public fx::ResilientApp {
       if (k.rank >= 0 && k.rank != ctx_->rank()) continue;
       if (k.where != "restore" && ctx_->recoveries() != k.recoveries) continue;
       if (k.where == "job" && ctx_->rank() == 0) {
-        fx::detail::write_status(fx::ExitCode::aborted, "data_store_ft_app: killed the whole job on purpose");
+        fx::write_status(fx::ExitCode::aborted, "data_store_ft_app: killed the whole job on purpose");
       }
       std::fflush(nullptr);
       std::raise(SIGKILL);

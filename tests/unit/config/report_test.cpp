@@ -62,7 +62,7 @@ fx::Report reference_report() {
   rec1.failed_logical_ranks = {2};
   rec1.restored_iteration = 15;
   rec1.restored_level = "memory";
-  rec1.action = "replace";
+  rec1.action = fx::RecoveryAction::replace;
   rec1.new_size = 4;
   r.add_recovery(rec1);
   t = rec1.start + rec1.total_s;
@@ -81,8 +81,8 @@ fx::Report reference_report() {
   r.add_recovery(rec2);
   t = rec2.start + rec2.total_s;
   run(30, 40);
-  r.add_tryblock({"halo-exchange", "committed", 2, "rank 1: timeout"});
-  r.add_tryblock({"residual-check", "committed", 1, ""});
+  r.add_tryblock({"halo-exchange", fx::TryBlockOutcome::committed, 2, "rank 1: timeout"});
+  r.add_tryblock({"residual-check", fx::TryBlockOutcome::committed, 1, ""});
   r.set_result("checksum", 12345.678901234567);
   r.set_result("iterations", std::int64_t{40});
   r.set_result("verified", std::string("true"));

@@ -7,8 +7,8 @@
 #include <miniapps/plain_comm.hpp>
 #include <miniapps/results.hpp>
 
-#include <fx/detail/status.hpp>
 #include <fx/error.hpp>
+#include <fx/exit_code.hpp>
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -70,17 +70,17 @@ int baseline_main(int argc, char** argv, const std::string& name, const std::str
           report.parameters = set.values();
           report.results.print();
           if (!report_path.empty()) report.write(report_path);
-          fx::detail::write_status(fx::ExitCode::ok, name + " finished");
+          fx::write_status(fx::ExitCode::ok, name + " finished");
         }
       } catch (const fx::ConfigError& e) {
         code = 2;  // every rank reaches the same verdict; rank 0 tells
         if (rank == 0) {
           std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
-          fx::detail::write_status(fx::ExitCode::usage, e.what());
+          fx::write_status(fx::ExitCode::usage, e.what());
         }
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: rank %d: error: %s\n", name.c_str(), rank, e.what());
-        fx::detail::write_status(fx::ExitCode::error, e.what());
+        fx::write_status(fx::ExitCode::error, e.what());
         MPI_Abort(MPI_COMM_WORLD, 1);
       }
     }

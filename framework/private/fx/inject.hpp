@@ -15,7 +15,8 @@ class DataStore;
 struct Member;
 
 // fx::Phase (the injection points) is declared with the configuration
-// (fx/config.hpp); fx::to_string / fx::from_string<Phase> name them.
+// (fx/config.hpp; fx::to_string / fx::from_string<Phase> name them). This
+// header is internal: applications only name a Phase (ctx.fault_point).
 
 namespace detail {
 

@@ -45,7 +45,7 @@ bool comm_revoked(MPI_Comm comm);
 // returned an error, so the value lives in a heap cell that is left behind
 // (leaked) unless the agreement completed normally.
 struct Agreement {
-  int rc = MPI_SUCCESS;    // as MPIX_Comm_agree returns it (PROC_FAILED still agrees the flag)
+  int rc = MPI_SUCCESS;  // as MPIX_Comm_agree returns it (PROC_FAILED still agrees the flag)
   int flag = 0;
   bool abandoned = false;  // keep_waiting said stop: request and cell left behind
 };

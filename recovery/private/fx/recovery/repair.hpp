@@ -19,11 +19,11 @@ struct Identity {
 };
 
 struct RepairRequest {
-  MPI_Comm world = MPI_COMM_NULL;            // revoked or not; not freed here
-  std::vector<Identity> members;             // identity of each rank of `world`
+  MPI_Comm world = MPI_COMM_NULL;  // revoked or not; not freed here
+  std::vector<Identity> members;   // identity of each rank of `world`
   int my_logical = -1;
-  bool my_fatal = false;                     // this process ends the job
-  int active_size = 0;                       // logical size before the failure
+  bool my_fatal = false;  // this process ends the job
+  int active_size = 0;    // logical size before the failure
   bool shrink_when_exhausted = false;
   int max_rounds = 10;
 };
@@ -33,15 +33,15 @@ struct RepairTimes {
 };
 
 struct RepairResult {
-  MPI_Comm world = MPI_COMM_NULL;            // the new world (shrunk)
-  MPI_Comm app = MPI_COMM_NULL;              // the new app comm (NULL for spares)
-  std::vector<Identity> members;             // identity of each rank of the new world
-  std::vector<Identity> failed;              // processes lost since `members`
+  MPI_Comm world = MPI_COMM_NULL;  // the new world (shrunk)
+  MPI_Comm app = MPI_COMM_NULL;    // the new app comm (NULL for spares)
+  std::vector<Identity> members;   // identity of each rank of the new world
+  std::vector<Identity> failed;    // processes lost since `members`
   int my_logical = -1;
   int active_size = 0;
-  bool exhausted = false;                    // not enough spares, policy abort
-  bool shrunk = false;                       // not enough spares, policy shrink
-  std::vector<int> fatal_world_ranks;        // processes that asked to end the job
+  bool exhausted = false;              // not enough spares, policy abort
+  bool shrunk = false;                 // not enough spares, policy shrink
+  std::vector<int> fatal_world_ranks;  // processes that asked to end the job
   int rounds = 0;
   RepairTimes times;
 };
