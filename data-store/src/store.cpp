@@ -66,8 +66,8 @@ void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
     MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
-                                  comm_.raw(), &r));
+    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
+                                  peer, tag, comm_.raw(), &r));
     requests_.push_back(r);
   }
 }
@@ -77,8 +77,8 @@ void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) {
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
     MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE, peer, tag,
-                                  comm_.raw(), &r));
+    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
+                                  peer, tag, comm_.raw(), &r));
     requests_.push_back(r);
   }
 }
@@ -130,7 +130,8 @@ Slot& DataStore::Impl::new_slot(std::int64_t iteration, bool recycle) {
     s = spare_slot();
   }
   s->iteration = iteration;
-  auto at = std::find_if(versions.begin(), versions.end(), [&](const auto& v) { return v->iteration > iteration; });
+  auto at =
+      std::find_if(versions.begin(), versions.end(), [&](const auto& v) { return v->iteration > iteration; });
   return **versions.insert(at, std::move(s));
 }
 
@@ -235,8 +236,8 @@ void DataStore::Impl::ensure_topology() {
   if (topology_valid) return;
   const auto mine = host_name();
   std::vector<char> all(static_cast<std::size_t>(size()) * detail::kHostName);
-  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName, MPI_CHAR,
-                                   comm.raw()));
+  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName,
+                                   MPI_CHAR, comm.raw()));
   set_topology(all.data(), detail::kHostName);
 }
 
@@ -257,7 +258,7 @@ void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
 // ----------------------------------------------------------------- API
 
 DataStore::DataStore(CheckpointConfig options)
-    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_)) {
+    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_, statics_)) {
   const auto& m = options_.memory;
   if (m.scheme == MemoryScheme::parity && m.parity_group < 2) {
     FX_THROW(CheckpointError, fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
@@ -290,6 +291,7 @@ void DataStore::set_comm(Comm comm) {
     return v->size != n && committed && v->iteration == *committed;
   });
   if (stale) impl_->settle_background();
+  if (impl_->sc.size != n) impl_->reset_statics(n);
   if (newer) impl_->prior.clear();
   for (std::size_t i = impl_->versions.size(); i-- > 0;) {
     if (impl_->versions[i]->size == n) continue;
@@ -304,15 +306,31 @@ void DataStore::set_comm(Comm comm) {
 
 void DataStore::add_member(Member m) {
   for (const auto& x : members_) {
-    if (x.name == m.name) FX_THROW(UsageError, fmt::format("data store: member '{}' is registered twice", m.name));
+    if (x.name == m.name)
+      FX_THROW(UsageError, fmt::format("data store: member '{}' is registered twice", m.name));
   }
   if (m.bytes > 0 && !m.host && (!m.save || !m.load)) {
-    FX_THROW(UsageError, fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
+    FX_THROW(UsageError,
+             fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
   }
   members_.push_back(std::move(m));
 }
 
-void DataStore::clear() { members_.clear(); }
+void DataStore::add_static_member(StaticMember m) {
+  for (const auto& x : statics_) {
+    if (x.name == m.name)
+      FX_THROW(UsageError, fmt::format("data store: static member '{}' is registered twice", m.name));
+  }
+  statics_.push_back(std::move(m));
+  // New contents, protected at the next commit (or given back by restore()).
+  impl_->sc.own = false;
+  impl_->sc.publish_due = true;
+}
+
+void DataStore::clear() {
+  members_.clear();
+  statics_.clear();
+}
 
 std::size_t DataStore::bytes() const {
   std::size_t b = 0;
@@ -335,6 +353,7 @@ void DataStore::commit(std::int64_t iteration) {
   const int n = comm_.size();
   const int r = comm_.rank();
   im.drop_from(iteration);  // an abandoned future, or a repeated commit
+  const std::uint64_t static_sent = im.publish_statics();
 
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;
@@ -356,8 +375,9 @@ void DataStore::commit(std::int64_t iteration) {
   if (!agreed) {
     im.drop_from(iteration);
     FX_THROW(CheckpointError,
-             error.empty() ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
-                           : error);
+             error.empty()
+                 ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
+                 : error);
   }
   s.committed = true;
   im.prior.clear();  // the new decomposition is protected now
@@ -370,6 +390,7 @@ void DataStore::commit(std::int64_t iteration) {
   st.level = "memory";
   st.iteration = iteration;
   st.bytes = bytes();
+  st.static_bytes_sent = static_sent;
   st.memory_seconds = t1 - t0;
   if (im.hdf5_due(s.sequence)) {
     im.commit_stats.hdf5_file_seconds = 0;
@@ -380,7 +401,8 @@ void DataStore::commit(std::int64_t iteration) {
   }
   st.seconds = now() - t0;
   im.commit_stats = st;
-  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes, st.seconds * 1e3);
+  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes,
+             st.seconds * 1e3);
 }
 
 std::optional<std::int64_t> DataStore::restore() {
@@ -433,29 +455,33 @@ std::optional<std::int64_t> DataStore::restore() {
       im.sequence = plan.sequence;
       st.level = "memory";
       st.iteration = plan.iteration;
+      st.static_bytes_received = im.restore_statics();
       st.memory_seconds = st.seconds = now() - t0;
       im.restore_stats = st;
       int pulled = 0;
       for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
-      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration, pulled, n,
-                im.parity() ? "parity" : "buddies", st.seconds * 1e3);
+      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration,
+                pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
       return plan.iteration;
     }
     if (r == 0) log::warn("in-memory version of iteration {} failed its checks; trying HDF5", plan.iteration);
   } else if (plan.history && r == 0) {
-    log::warn("in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-              "the rank(s) holding its redundancy); trying HDF5",
-              plan.unrecoverable);
+    log::warn(
+        "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
+        "the rank(s) holding its redundancy); trying HDF5",
+        plan.unrecoverable);
   }
   const double t1 = now();
   st.memory_seconds = t1 - t0;
 
   // Disk: at a cold start only when hdf5.restart asks for it.
-  const bool use_disk = plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
+  const bool use_disk =
+      plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
   if (use_disk) {
     if (const auto it = im.restore_hdf5(plan.history)) {
       st.level = "hdf5";
       st.iteration = *it;
+      st.static_bytes_received = im.restore_statics();
       st.hdf5_seconds = now() - t1;
       st.seconds = now() - t0;
       im.restore_stats = st;
@@ -465,6 +491,7 @@ std::optional<std::int64_t> DataStore::restore() {
   for (std::size_t i = im.versions.size(); i-- > 0;) im.retire(i);
   im.committed.reset();
   im.sequence = 0;
+  im.sc.publish_due = true;  // a fresh start: the app fills them again
   st.seconds = now() - t0;
   st.lost = plan.history;
   st.lost_ranks = plan.unrecoverable;

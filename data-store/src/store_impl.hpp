@@ -15,6 +15,7 @@
 #include "manifest.hpp"
 #include "plan.hpp"
 #include "resize_plan.hpp"
+#include "statics.hpp"
 
 namespace fx::detail {
 
@@ -27,7 +28,9 @@ enum Tag : int {
   kTagProtect,
   kTagParity,
   kTagRebuild,
-  kTagPrior,  // restore_resized: old images to the ranks that want them
+  kTagPrior,       // restore_resized: old images to the ranks that want them
+  kTagStatic,      // static members: a rank's own (publish, restore)
+  kTagStaticHeld,  // static members: the buddy's copy (restore)
 };
 
 // One version on this rank: its own image and the redundancy it holds for
@@ -35,16 +38,16 @@ enum Tag : int {
 struct Slot {
   std::int64_t iteration = -1;
   std::int64_t sequence = 0;
-  int size = 0;                 // app size when taken
+  int size = 0;  // app size when taken
   Buffer own;
   ImageInfo own_info;
-  bool own_ok = false;          // own image complete (own_info.rank is the logical rank)
+  bool own_ok = false;  // own image complete (own_info.rank is the logical rank)
   Buffer held;
   std::uint64_t held_header = 0;
-  int held_rank = -1;           // buddy: whose image `held` is
+  int held_rank = -1;  // buddy: whose image `held` is
   bool held_ok = false;
-  bool parity_ok = false;       // parity: `held` is this rank's complete parity block
-  std::uint64_t stripe = 0;     // parity: padded image size of the group
+  bool parity_ok = false;    // parity: `held` is this rank's complete parity block
+  std::uint64_t stripe = 0;  // parity: padded image size of the group
   bool committed = false;
 
   void clear_flags();
@@ -88,17 +91,21 @@ struct Background {
 namespace fx {
 
 struct DataStore::Impl {
-  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m) : options(o), comm(c), members(m) {}
+  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m,
+       const std::vector<StaticMember>& st)
+      : options(o), comm(c), members(m), statics(st) {}
 
   const CheckpointConfig& options;
   const Comm& comm;
   const std::vector<Member>& members;
+  const std::vector<StaticMember>& statics;
+  detail::StaticCopies sc;
 
   std::vector<std::unique_ptr<detail::Slot>> versions;  // oldest first
   std::vector<std::unique_ptr<detail::Slot>> pool;      // retired; buffers reused
   std::vector<std::unique_ptr<detail::Slot>> prior;     // versions of the size before a shrink (resize.cpp)
   std::optional<std::int64_t> committed;
-  std::int64_t sequence = 0;                             // of the newest committed / restored version
+  std::int64_t sequence = 0;  // of the newest committed / restored version
   bool topology_valid = false;
   int distance = 0;
   std::vector<MPI_Request> orphans;
@@ -160,6 +167,14 @@ struct DataStore::Impl {
   // restore_resized (resize.cpp): old rank q's image from its old parity
   // group, into `out` on the rank the plan chose. Collective over the group.
   void rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out);
+
+  // Static members (statics.cpp); collective. Return the bytes sent
+  // (publish: at the first commit after registration, else 0) or received.
+  std::uint64_t publish_statics();
+  std::uint64_t restore_statics();
+  void reset_statics(int size);  // the comm changed size: copies of another decomposition
+  std::vector<std::uint64_t> static_sizes() const;
+  std::uint64_t run_static_streams(std::vector<detail::StaticStream>& streams);
 
   // HDF5 level (disk.cpp)
   bool hdf5_due(std::int64_t sequence) const;

@@ -13,8 +13,13 @@
 //   spares re-assemble their rows, the state is restored and CG resumes,
 //   ending with the iteration count and solution norm of the failure-free
 //   run and of the plain baseline (minife_baseline.cpp; same code in
-//   minife.hpp). Parameters: flags (--help) or the YAML app: section
-//   (nx, ny, nz, max_iterations, tolerance, progress_every, abft); flags win.
+//   minife.hpp). With static_matrix (the default) A and b are static
+//   store members: a recruited spare receives its rows from the buddy of
+//   its predecessor instead of assembling them. Parameters: flags (--help)
+//   or the YAML app: section (problem, nx, ny, nz, max_iterations,
+//   tolerance, progress_every, verify_solution, summary, abft,
+//   static_matrix); flags win. `--problem minife` solves Mantevo miniFE's
+//   problem (miniapps/README.md).
 //
 //   With abft (--abft true), every CG iteration is a TryBlock that first
 //   checks the CG state against checksums taken when the previous iteration
@@ -77,8 +82,10 @@ class MinifeApp : public fx::ResilientApp {
   }
 
   // Every (re)start of this process and after a shrink: parameters, the
-  // rows of A for ctx.size() ranks (assembly is deterministic, so a spare
-  // rebuilds exactly the rows it takes over), the CG vectors, registration.
+  // shape of this rank's rows for ctx.size() ranks, the CG vectors,
+  // registration. The rows themselves come from assembly (initialize, or
+  // the first step of a recruited rank) or, with static_matrix, from the
+  // store's restore: A and b are static members, sent to the buddy once.
   void setup(fx::Context& ctx) override {
     Params p;
     miniapps::ParamSet set = p.declare();
@@ -88,8 +95,10 @@ class MinifeApp : public fx::ResilientApp {
     // Inside a block the progress line waits for the commit: an aborted
     // attempt's residual is not the run's.
     cg_ = std::make_unique<Cg>(p, ctx.rank(), ctx.size(), [this](const std::string& line) {
-      if (scope_ != nullptr) progress_ = line;
-      else fx::log::info("{}", line);
+      if (scope_ != nullptr)
+        progress_ = line;
+      else
+        fx::log::info("{}", line);
     });
     // The check runs after the halo fault point, i.e. after admission, so a
     // flip injected there is caught with a clean copy saved to retry from.
@@ -105,6 +114,8 @@ class MinifeApp : public fx::ResilientApp {
     store.add_scalar("norm_b", cg_->norm_b());
     store.add_scalar("iteration", cg_->iteration());
     store.add_scalar("solve_start", cg_->solve_start());
+    if (p.static_matrix)
+      cg_->problem().for_each_static([&](const char* name, auto& m) { store.add_static(name, m); });
     // Checkpointed and saved at admission with the state they describe.
     if (abft_) store.add("abft_sums", sums_.data(), sums_.size());
   }
@@ -115,12 +126,13 @@ class MinifeApp : public fx::ResilientApp {
   }
 
   // Spares ran out and the job goes on with fewer ranks: rows re-assembled
-  // for the new size, the CG state of the last checkpoint re-distributed by
-  // node (resize.hpp). Dot products now have other partial sums, so the
-  // iterates agree with the failure-free run to rounding.
+  // for the new size (static members describe the old decomposition), the CG state of the last checkpoint
+  // re-distributed by node (resize.hpp). Dot products now have other partial sums, so the iterates agree with
+  // the failure-free run to rounding.
   std::int64_t resize(fx::Context& ctx) override {
     ctx.store().clear();
     setup(ctx);
+    cg_->assemble();
     if (const auto it = miniapps::minife::restore_resized(ctx, *cg_)) return *it;
     initialize(ctx);
     return 0;
@@ -171,10 +183,10 @@ class MinifeApp : public fx::ResilientApp {
     const Sums now = state_sums();
     for (std::size_t k = 0; k < now.size(); ++k) {
       if (now[k] == sums_[k]) continue;
-      fx::log::warn("minife ABFT: state checksum of {} does not match on rank {} at iteration {} (attempt {}: {} "
-                    "instead of {}): asserting incorrect_result in TryBlock 'cg_iteration'",
-                    kSummed[k], t.rank(), iteration, t.attempt(), miniapps::hex64(now[k]),
-                    miniapps::hex64(sums_[k]));
+      fx::log::warn(
+          "minife ABFT: state checksum of {} does not match on rank {} at iteration {} (attempt {}: {} "
+          "instead of {}): asserting incorrect_result in TryBlock 'cg_iteration'",
+          kSummed[k], t.rank(), iteration, t.attempt(), miniapps::hex64(now[k]), miniapps::hex64(sums_[k]));
       t.raise_error(fx::TryError::incorrect_result);
       return;
     }
@@ -182,13 +194,13 @@ class MinifeApp : public fx::ResilientApp {
 
   std::unique_ptr<Cg> cg_;
   bool abft_ = false;
-  Sums sums_{};                      // of the state the last committed iteration left
+  Sums sums_{};  // of the state the last committed iteration left
   // The job size sums_ were taken at (0: never, in this process). A resize
   // re-distributes x, r, p by rows without them; a store restore brings
   // them along.
   int sums_size_ = 0;
-  fx::TryScope* scope_ = nullptr;    // the running cg_iteration block, if any
-  std::string progress_;             // progress line held until the commit
+  fx::TryScope* scope_ = nullptr;  // the running cg_iteration block, if any
+  std::string progress_;           // progress line held until the commit
 };
 
 }  // namespace

@@ -15,8 +15,8 @@
 
 namespace miniapps {
 
-ParamSet& ParamSet::add(const std::string& key, std::int64_t& value, const std::string& help, std::int64_t min,
-                        std::int64_t max) {
+ParamSet& ParamSet::add(const std::string& key, std::int64_t& value, const std::string& help,
+                        std::int64_t min, std::int64_t max) {
   Param p;
   p.key = key;
   p.help = help;
@@ -57,6 +57,7 @@ std::string ParamSet::Param::cli_name() const {
 
 std::string ParamSet::Param::text() const {
   if (bvalue) return *bvalue ? "true" : "false";
+  if (choice_text) return choice_text();
   return ivalue ? std::to_string(*ivalue) : exact(*dvalue);
 }
 
@@ -77,19 +78,28 @@ void ParamSet::add_cli_options(CLI::App& cli, CliValues& out) const {
     cli.add_option_function<std::string>(
            p.cli_name(), [&out, key](const std::string& v) { out[key] = v; },
            p.help + " (YAML app." + key + ", default " + def + ")")
-        ->type_name(p.bvalue ? "BOOL" : p.ivalue ? "INT" : "REAL");
+        ->type_name(p.bvalue       ? "BOOL"
+                    : p.choice_set ? p.choices
+                    : p.ivalue     ? "INT"
+                                   : "REAL");
   }
 }
 
 void ParamSet::set_from_text(Param& p, const std::string& text, const std::string& position,
                              const std::string& name) {
-  if (p.bvalue) {
+  if (p.choice_set) {
+    if (!p.choice_set(text))
+      FX_THROW(fx::ConfigError, position, name, app_ + " expects " + p.choices + ", got '" + text + "'");
+  } else if (p.bvalue) {
     // YAML 1.1's spellings, which is what a YAML user expects.
     std::string t = text;
     std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (t == "true" || t == "yes" || t == "on" || t == "1") *p.bvalue = true;
-    else if (t == "false" || t == "no" || t == "off" || t == "0") *p.bvalue = false;
-    else FX_THROW(fx::ConfigError, position, name, app_ + " expects true or false, got '" + text + "'");
+    if (t == "true" || t == "yes" || t == "on" || t == "1")
+      *p.bvalue = true;
+    else if (t == "false" || t == "no" || t == "off" || t == "0")
+      *p.bvalue = false;
+    else
+      FX_THROW(fx::ConfigError, position, name, app_ + " expects true or false, got '" + text + "'");
   } else if (p.ivalue) {
     std::int64_t v = 0;
     const char* end = text.data() + text.size();

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
@@ -33,8 +34,10 @@ std::string progress_line(std::int64_t iteration, std::int64_t total, double ela
   const int n = std::snprintf(buf, sizeof buf, "iteration %lld/%lld  elapsed %.3f s  residual ",
                               static_cast<long long>(iteration), static_cast<long long>(total), elapsed);
   // Negative: not measured yet (the stencil computes it every few sweeps).
-  if (residual < 0) std::snprintf(buf + n, sizeof buf - n, "(not yet computed)");
-  else std::snprintf(buf + n, sizeof buf - n, "%.6e", residual);
+  if (residual < 0)
+    std::snprintf(buf + n, sizeof buf - n, "(not yet computed)");
+  else
+    std::snprintf(buf + n, sizeof buf - n, "%.6e", residual);
   return buf;
 }
 
@@ -77,6 +80,14 @@ void BaselineReport::write(const std::string& path) const {
   if (!f) throw std::runtime_error("cannot write the report '" + path + "'");
   f << y.c_str() << "\n";
   if (!f) throw std::runtime_error("cannot write the report '" + path + "'");
+}
+
+std::int64_t peak_rss_kb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  return 0;
 }
 
 }  // namespace miniapps

@@ -13,18 +13,19 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace fx {
 
 struct Member {
   std::string name;
-  std::string type;                     // "float64", "int32", "uint8", "bytes16", ...
-  std::vector<std::size_t> extents;     // element counts per dimension (empty: a scalar)
-  std::string layout = "right";         // how extents map to memory: right (C order) | left (Fortran)
+  std::string type;                  // "float64", "int32", "uint8", "bytes16", ...
+  std::vector<std::size_t> extents;  // element counts per dimension (empty: a scalar)
+  std::string layout = "right";      // how extents map to memory: right (C order) | left (Fortran)
   std::size_t bytes = 0;
-  std::function<void(std::byte*)> save;         // copy the member out (bytes bytes)
-  std::function<void(const std::byte*)> load;   // copy it back in
+  std::function<void(std::byte*)> save;        // copy the member out (bytes bytes)
+  std::function<void(const std::byte*)> load;  // copy it back in
   // Optional: the member's bytes as one contiguous host range, looked up at
   // each use (a std::vector may have moved). Lets the store copy and hash in
   // one pass and receive a restore straight into application memory.
@@ -41,12 +42,18 @@ struct is_complex<std::complex<T>> : std::true_type {};
 template <class T>
 std::string type_name() {
   const std::string bits = std::to_string(8 * sizeof(T));
-  if constexpr (std::is_same_v<T, bool>) return "bool";
-  else if constexpr (std::is_floating_point_v<T>) return "float" + bits;
-  else if constexpr (std::is_integral_v<T>) return (std::is_signed_v<T> ? "int" : "uint") + bits;
-  else if constexpr (std::is_same_v<T, std::byte>) return "uint8";
-  else if constexpr (is_complex<T>::value) return "complex" + bits;
-  else return "bytes" + std::to_string(sizeof(T));
+  if constexpr (std::is_same_v<T, bool>)
+    return "bool";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "float" + bits;
+  else if constexpr (std::is_integral_v<T>)
+    return (std::is_signed_v<T> ? "int" : "uint") + bits;
+  else if constexpr (std::is_same_v<T, std::byte>)
+    return "uint8";
+  else if constexpr (is_complex<T>::value)
+    return "complex" + bits;
+  else
+    return "bytes" + std::to_string(sizeof(T));
 }
 
 // Bytes per element of a type name ("float64" -> 8, "bytes12" -> 12, "bytes" -> 1).
@@ -95,7 +102,8 @@ Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   std::vector<std::size_t> ext;
   for (unsigned r = 0; r < rank; ++r) ext.push_back(view.extent(r));
   const std::size_t bytes = view.size() * sizeof(T);
-  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+  constexpr bool host_ok =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
   if (host_ok && view.span_is_contiguous() && view.span() == view.size()) {
     const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
     return detail::host_member(name, detail::type_name<T>(), std::move(ext), layout, bytes,
@@ -163,7 +171,8 @@ Member make_member(const std::string& name, Followed<V> followed) {
     if (!same) detail::throw_resized(name, n, p->size());
     return *p;
   };
-  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+  constexpr bool host_ok =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
   constexpr bool dense = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
                          std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
   if constexpr (host_ok && dense) {
@@ -177,6 +186,53 @@ Member make_member(const std::string& name, Followed<V> followed) {
     m.load = [current, name](const std::byte* in) { make_member(name, current()).load(in); };
     return m;
   }
+}
+
+// A static member: written once and never changed while registered (an
+// assembled matrix, a mesh). The store sends it to the buddy at the first
+// commit after registration only, and a recovered rank receives it in
+// restore() instead of recomputing it. Its size is known only once filled,
+// so the store reads the current contents at each use and makes room on
+// the receiving side (std::vector::resize, Kokkos::realloc).
+struct StaticMember {
+  std::string name;
+  std::function<std::pair<std::byte*, std::size_t>()> contents;  // where, how many bytes now
+  std::function<std::byte*(std::size_t)> resize;  // room for n bytes (a whole number of elements)
+  std::size_t element = 1;                        // bytes per element
+};
+
+template <class T>
+StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T> && !std::is_same_v<T, bool>,
+                "static members must be trivially copyable and contiguous");
+  std::vector<T>* p = &v;
+  return {name,
+          [p] { return std::make_pair(reinterpret_cast<std::byte*>(p->data()), p->size() * sizeof(T)); },
+          [p](std::size_t n) {
+            p->resize(n / sizeof(T));
+            return reinterpret_cast<std::byte*>(p->data());
+          },
+          sizeof(T)};
+}
+
+// A one-dimensional host-accessible View, by handle: a restore reallocates it.
+template <class T, class... P>
+StaticMember make_static_member(const std::string& name, Kokkos::View<T*, P...>& view) {
+  using V = Kokkos::View<T*, P...>;
+  static_assert(std::is_trivially_copyable_v<T> && !std::is_const_v<T>,
+                "static members must be trivially copyable");
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible,
+                "static View members must be host accessible");
+  static_assert(!std::is_same_v<typename V::array_layout, Kokkos::LayoutStride>,
+                "static View members are contiguous");
+  V* p = &view;
+  return {name,
+          [p] { return std::make_pair(reinterpret_cast<std::byte*>(p->data()), p->size() * sizeof(T)); },
+          [p](std::size_t n) {
+            *p = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, p->label()), n / sizeof(T));
+            return reinterpret_cast<std::byte*>(p->data());
+          },
+          sizeof(T)};
 }
 
 }  // namespace fx

@@ -29,7 +29,12 @@ struct CheckpointStats {
   double hdf5_seconds = 0;       // disk part (0 when the call did not touch disk)
   double hdf5_file_seconds = 0;  // ...of which this rank's file (write, flush, fsync, rename);
                                  // the rest: agreement, manifest, retention
-  int old_size = 0;              // restore_resized: the rank count that wrote the version (else 0)
+  // Static members (add_static) this call sent (commit: to the buddy, at
+  // the first commit after registration only) or received (restore: a
+  // recovered rank's own, or the copy it now holds for its buddy).
+  std::uint64_t static_bytes_sent = 0;
+  std::uint64_t static_bytes_received = 0;
+  int old_size = 0;  // restore_resized: the rank count that wrote the version (else 0)
   // restore: versions had been committed but none could be restored (the
   // logical ranks whose in-memory copies are all gone in lost_ranks).
   bool lost = false;
@@ -62,7 +67,21 @@ class DataStore {
     add_member(std::move(m));
   }
   void add_member(Member m);
-  void clear();
+  // add_static(name, std::vector<T>&) or (name, Kokkos::View<T*>&), see
+  // make_static_member: data written once (e.g. an assembled matrix) that
+  // the first commit after registration copies to the buddy and later
+  // commits skip. restore() gives it back to a recovered rank (resized to
+  // fit) and re-creates the buddy copies; a rank it could not come back to
+  // (the buddy was lost too, an HDF5 restore, a resize) keeps whatever the
+  // app's own memory holds: the app recomputes when it finds it empty.
+  // Static members are not written to HDF5.
+  template <class T>
+  void add_static(const std::string& name, T& data) {
+    add_static_member(make_static_member(name, data));
+  }
+  void add_static_member(StaticMember m);
+  const std::vector<StaticMember>& static_members() const { return statics_; }
+  void clear();  // every registration, static ones too
   bool empty() const { return members_.empty(); }
   const std::vector<Member>& members() const { return members_; }
   std::size_t bytes() const;  // registered bytes on this rank
@@ -114,6 +133,7 @@ class DataStore {
   Comm comm_;
   std::vector<Member> members_;
   std::optional<CheckpointStats> resized_restore_;  // see take_resized_restore()
+  std::vector<StaticMember> statics_;
   std::unique_ptr<Impl> impl_;
 };
 

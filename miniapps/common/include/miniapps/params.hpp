@@ -6,12 +6,15 @@
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <fx/enum_names.hpp>
+
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,6 +36,22 @@ class ParamSet {
   // A switch: true/false (also yes/no, on/off, 1/0) in YAML and on the
   // command line (--key true).
   ParamSet& add(const std::string& key, bool& value, const std::string& help);
+  // One of an enum's names (FX_ENUM_NAMES), e.g. `problem: minife`.
+  template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
+  ParamSet& add(const std::string& key, E& value, const std::string& help) {
+    Param p;
+    p.key = key;
+    p.help = help;
+    p.choices = fx::enum_choices<E>();
+    p.choice_text = [&value] { return std::string(fx::to_string(value)); };
+    p.choice_set = [&value](const std::string& text) {
+      const auto v = fx::from_string<E>(text);
+      if (v) value = *v;
+      return v.has_value();
+    };
+    params_.push_back(std::move(p));
+    return *this;
+  }
 
   // One --key-with-dashes option per parameter, its text stored in `out`.
   void add_cli_options(CLI::App& cli, CliValues& out) const;
@@ -61,12 +80,14 @@ class ParamSet {
     std::int64_t imin = 0, imax = 0;
     double dmin = 0, dmax = 0;
     bool min_open = false;
+    std::string choices;  // an enum's: "a | b"
+    std::function<std::string()> choice_text;
+    std::function<bool(const std::string&)> choice_set;
     std::string origin = "default";
     std::string cli_name() const;
     std::string text() const;
   };
-  void set_from_text(Param& p, const std::string& text, const std::string& position,
-                     const std::string& name);
+  void set_from_text(Param& p, const std::string& text, const std::string& position, const std::string& name);
   Param* find(const std::string& key);
   const Param* find(const std::string& key) const;
 
@@ -76,7 +97,7 @@ class ParamSet {
 
 // Outcome of parsing the command line.
 struct CliOutcome {
-  bool exit = false;               // stop now with `code` (help shown, or an error)
+  bool exit = false;  // stop now with `code` (help shown, or an error)
   int code = 0;
   std::vector<std::string> fx_args;  // pass-through fx arguments (fx apps)
 };

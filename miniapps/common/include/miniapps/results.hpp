@@ -72,6 +72,10 @@ struct BaselineReport {
   void write(const std::string& path) const;
 };
 
+// Peak resident memory of this process (VmHWM of /proc/self/status), in
+// kB; 0 where that is not available.
+std::int64_t peak_rss_kb();
+
 // Host, MPI library, Kokkos version and execution space, for reports.
 std::vector<std::pair<std::string, std::string>> platform_info();
 
