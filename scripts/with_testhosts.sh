@@ -8,7 +8,8 @@
 #   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST:
 #       WHEN   file:GLOB  a file matching GLOB exists (e.g. an HDF5 version's
 #                         manifest: a deterministic point of the run's progress)
-#       ACTION kill       the host is lost (testhosts.sh kill)
+#       ACTION kill       the host is lost (testhosts.sh kill); HOST is a
+#                         name or hostN (the set's N-th host)
 #              silence    its link goes down, and 0.5 s later it is lost
 # The command sees FX_HOSTFILE (the first N-K hosts; the last K are spare
 # hosts, for --supervise --spare-hosts K), FX_NET, FX_SSH and
@@ -59,6 +60,7 @@ for ev in "${events[@]}"; do
       done ;;
     *) echo "with_testhosts: unknown event condition '$when'" >&2; exit 2 ;;
   esac
+  host=${host/#host/$FX_TESTHOSTS_PREFIX}   # host2: the set's second host
   echo "with_testhosts: ${when#file:} exists: $action $host (monotonic $(cut -d' ' -f1 /proc/uptime) s)"
   case "$action" in
     kill) "$th" kill "$host" ;;

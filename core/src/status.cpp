@@ -21,6 +21,28 @@ void print_usage_error(std::string_view what) {
   std::fflush(stderr);
 }
 
+int launch_attempt() {
+  const char* v = std::getenv("FX_ATTEMPT");
+  const int n = v ? std::atoi(v) : 1;
+  return n > 0 ? n : 1;
+}
+
+ProgressStamp::ProgressStamp(double period) : period_(period) {
+  if (const char* p = std::getenv("FX_PROGRESS_FILE")) path_ = p;
+}
+
+void ProgressStamp::step(std::int64_t iteration, double t, bool first) {
+  if (path_.empty() || (!first && t - last_ < period_)) return;
+  last_ = t;
+  // Written beside and renamed, so a reader never sees half a line.
+  const std::string tmp = path_ + ".tmp";
+  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%lld %.6f\n", static_cast<long long>(iteration), t);
+    std::fclose(f);
+    std::rename(tmp.c_str(), path_.c_str());
+  }
+}
+
 void mark_started(int world_rank) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;

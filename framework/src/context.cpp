@@ -9,10 +9,16 @@ detail::RuntimeServices& detail::ContextAccess::rt(Context& ctx) { return ctx.rt
 
 std::string_view role_name(Role role) {
   switch (role) {
-    case Role::initial: return "initial";
-    case Role::survivor: return "survivor";
-    case Role::recovered: return "recovered";
-    case Role::spare: return "spare";
+    case Role::initial:
+      return "initial";
+    case Role::survivor:
+      return "survivor";
+    case Role::recovered:
+      return "recovered";
+    case Role::spare:
+      return "spare";
+    case Role::restarted:
+      return "restarted";
   }
   return "unknown";
 }

@@ -1,5 +1,7 @@
 #include "membership.hpp"
 
+#include <fx/detail/status.hpp>
+
 #include <fx/log.hpp>
 #include <fx/recovery/ulfm.hpp>
 #include <fx/spares/spare_pool.hpp>
@@ -44,7 +46,7 @@ MPI_Comm Membership::start(const SparesConfig& spares) {
   }
   active_size_ = world_size_ - spares.count;
   logical_ = members_[static_cast<std::size_t>(world_rank_)].logical;
-  role_ = logical_ >= 0 ? Role::initial : Role::spare;
+  role_ = logical_ < 0 ? Role::spare : launch_attempt() > 1 ? Role::restarted : Role::initial;
 
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world_, logical_ >= 0 ? 0 : MPI_UNDEFINED, logical_, &app);

@@ -70,7 +70,7 @@ class Driver final : public ResilientApp {
     // A usage error revokes the app comm; revoking it before every rank has
     // finished creating it crashes Open MPI 5 (ompi_comm_revoke_local), so
     // the first ranks wait for the others here.
-    if (ctx.role() == Role::initial) ctx.comm().agree(1);
+    if (ctx.role() == Role::initial || ctx.role() == Role::restarted) ctx.comm().agree(1);
     g_mode = choose_mode(ctx.fx_config());
   }
 
@@ -83,7 +83,8 @@ class Driver final : public ResilientApp {
                "region: there, as with errors-are-fatal, the job ends");
     }
     const ReinitState state = entries_ > 0                    ? ReinitState::reinited
-                              : ctx.role() == Role::recovered ? ReinitState::restarted
+                              : ctx.role() == Role::recovered || ctx.role() == Role::restarted
+                                  ? ReinitState::restarted
                                                               : ReinitState::fresh;
     ++entries_;
     log::debug("entering the resilient function: {}", reinit_state_name(state));

@@ -270,8 +270,9 @@ double Runtime::steps() {
     fault_point(Phase::compute);
     const bool done = app_.step(ctx_, iteration_);
     if (first) recorder_.resumed(iteration_);
-    first = false;
     ++iteration_;
+    progress_.step(iteration_, now(), first);
+    first = false;
     report_.add_progress(recorder_.since_start(), iteration_);
     if (done) return t_ckpt;
     if (every > 0 && iteration_ % every == 0) {
@@ -403,6 +404,12 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
         {m.world_rank, m.logical, members_.host(m.world_rank), recorder_.since_start(), -1, iteration_});
   }
   members_.remove(died);
+  // A job the supervisor relaunched after losing hosts survived failures
+  // even when this attempt saw none.
+  if (launch_attempt() > 1 && verdict_.code == ExitCode::ok) {
+    verdict_.code = ExitCode::survived;
+    verdict_.text = fmt::format("finished after the supervisor relaunched the job (attempt {})", launch_attempt());
+  }
   if (!clean && !failures_seen() && verdict_.code == ExitCode::ok) {
     verdict_.code = ExitCode::survived;
     verdict_.text =

@@ -126,6 +126,7 @@ class Runtime final : public RuntimeServices {
   std::unique_ptr<DataStore> store_;
   Report report_;
   Injector injector_;
+  ProgressStamp progress_;  // for the supervisor's watchdog
   Watch watch_;
 
   Membership members_;

@@ -13,7 +13,9 @@
 
 namespace fx {
 
-enum class Role { initial, survivor, recovered, spare };
+// restarted: an active process of a job the supervisor relaunched after
+// hosts were lost (it resumes from the newest complete checkpoint).
+enum class Role { initial, survivor, recovered, spare, restarted };
 std::string_view role_name(Role role);
 
 // What a failure callback is told, once per repair, on every live process.
