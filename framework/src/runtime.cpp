@@ -271,7 +271,7 @@ double Runtime::steps() {
     const bool done = app_.step(ctx_, iteration_);
     if (first) recorder_.resumed(iteration_);
     ++iteration_;
-    progress_.step(iteration_, now(), first);
+    if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);
     if (done) return t_ckpt;
