@@ -16,8 +16,23 @@ struct Member;
 
 // Injection points. `restore` is the restore after a repair (or a resize);
 // `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
-// Reinit's first reload), so one name never means both.
-enum class Phase { compute, halo, checkpoint, restore, start_restore, repair, tryblock_commit, spare_idle, finalize };
+// Reinit's first reload), so one name never means both. `commit-save`,
+// `commit-agree` and `restore-load` lie inside the data store's commit and
+// restore (fx::StorePoint).
+enum class Phase {
+  compute,
+  halo,
+  checkpoint,
+  commit_save,
+  commit_agree,
+  restore,
+  restore_load,
+  start_restore,
+  repair,
+  tryblock_commit,
+  spare_idle,
+  finalize
+};
 std::string_view phase_name(Phase phase);
 bool parse_phase(std::string_view text, Phase& out);
 // Every phase's name, in the enum's order (for messages and docs checks).
@@ -73,6 +88,9 @@ class Injector {
 
  private:
   void fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank, DataStore* store);
+  // Whether the schedule kills every logical rank at s's point (iteration
+  // and phase) in a job without spares: the whole job dies there.
+  bool kills_whole_job(const InjectionSpec& s) const;
 
   std::vector<InjectionSpec> pending_;
   std::vector<InjectionSpec> schedule_;
