@@ -361,6 +361,7 @@ void DataStore::commit(std::int64_t iteration) {
   // A member that cannot be saved must not leave the other ranks waiting:
   // the failure travels with the exchange and the agreement.
   std::string error;
+  fault_point(StorePoint::commit_save);
   try {
     s.own_info = detail::layout_image(members_, iteration, s.sequence, r, n);
     s.own.reset(s.own_info.total_bytes);
@@ -371,6 +372,7 @@ void DataStore::commit(std::int64_t iteration) {
     log::error("checkpoint of iteration {}: {}", iteration, e.what());
   }
   const bool others_ok = im.protect(s, s.own_ok);
+  fault_point(StorePoint::commit_agree);
   const int agreed = im.agree(s.own_ok && others_ok ? 1 : 0);
   if (!agreed) {
     im.drop_from(iteration);
@@ -449,6 +451,7 @@ std::optional<std::int64_t> DataStore::restore() {
   CheckpointStats st;
   st.bytes = bytes();
   if (plan.iteration >= 0) {
+    fault_point(StorePoint::restore_load);
     if (im.restore_memory(plan)) {
       im.drop_above(plan.iteration);
       im.committed = plan.iteration;

@@ -4,6 +4,7 @@
 // after each repair every live process drops the specs whose victims died.
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/exit_code.hpp>
 #include <fx/error.hpp>
 #include <fx/inject.hpp>
 #include <fx/log.hpp>
@@ -191,6 +192,12 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
   }
   log::warn("inject {}: {} on {} (world {}) at {} iteration {}", s.key, to_string(s.action), who, world_rank_,
             to_string(phase), iteration);
+  // Nobody survives to write the verdict (the launcher would wait on
+  // mpiexec): rank 0 writes it before it dies.
+  if (logical_rank == 0 && kills_whole_job(s)) {
+    write_status(ExitCode::aborted, fmt::format("inject {}: every process killed at {} iteration {}", s.key,
+                                                to_string(phase), iteration));
+  }
   if (killer_) {
     killer_(s, signal_of(s.action));
     return;
@@ -209,6 +216,18 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
   std::raise(signal_of(s.action));
   // SIGTERM/SIGSEGV may be caught by a handler; make sure the victim dies.
   std::raise(SIGKILL);
+}
+
+bool Injector::kills_whole_job(const InjectionSpec& s) const {
+  if (!spares_.empty() || logical_size_ <= 0) return false;
+  for (int q = 0; q < logical_size_; ++q) {
+    const bool killed = std::any_of(schedule_.begin(), schedule_.end(), [&](const InjectionSpec& o) {
+      return kills(o) && o.iteration == s.iteration && o.phase == s.phase &&
+             is_target(o, -1, q, logical_size_, buddy_distance_, spares_);
+    });
+    if (!killed) return false;
+  }
+  return true;
 }
 
 void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration) {

@@ -17,6 +17,11 @@
 namespace fx::detail {
 namespace {
 
+Phase phase_of(StorePoint point) {
+  if (point == StorePoint::commit_save) return Phase::commit_save;
+  return point == StorePoint::commit_agree ? Phase::commit_agree : Phase::restore_load;
+}
+
 // Where an active process resumes after a repair: a setup or a resize not
 // done yet stays due; a recruited spare runs setup(), a shrink resize().
 Stage after_repair(Stage now, bool recruited, bool shrunk) {
@@ -35,7 +40,10 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
       ctx_(*this),
       store_(std::make_unique<DataStore>(config_.checkpoint)),
       comms_(*this),
-      recorder_(report_) {}
+      recorder_(report_) {
+  // The store's own injection points, at the runtime's iteration.
+  store_->set_fault_hook([this](StorePoint point) { fault_point(phase_of(point)); });
+}
 
 Runtime::~Runtime() = default;
 

@@ -27,11 +27,16 @@ enum class ReinitMode { async, sync };
 // Injection points. `restore` is the restore after a repair (or a resize);
 // `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
 // Reinit's first reload), so one name never means both.
+// `commit-save`, `commit-agree` and `restore-load` lie inside the data
+// store's commit and restore (fx::StorePoint).
 enum class Phase {
   compute,
   halo,
   checkpoint,
+  commit_save,
+  commit_agree,
   restore,
+  restore_load,
   start_restore,
   repair,
   tryblock_commit,
@@ -182,7 +187,9 @@ FX_ENUM_NAMES(fx::LostCheckpointPolicy, {fx::LostCheckpointPolicy::stop, "stop"}
               {fx::LostCheckpointPolicy::restart, "restart"})
 FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode::sync, "sync"})
 FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
-              {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::restore, "restore"},
+              {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
+              {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::restore, "restore"},
+              {fx::Phase::restore_load, "restore-load"},
               {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
               {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
               {fx::Phase::finalize, "finalize"})

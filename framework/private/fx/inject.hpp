@@ -68,6 +68,9 @@ class Injector {
 
  private:
   void fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank, DataStore* store);
+  // Whether the schedule kills every logical rank at s's point (iteration
+  // and phase) in a job without spares: the whole job dies there.
+  bool kills_whole_job(const InjectionSpec& s) const;
 
   std::vector<InjectionSpec> pending_;
   std::vector<InjectionSpec> schedule_;

@@ -11,19 +11,12 @@
 //   --expect-size P (ranks at the end) --expect-resume IT (first iteration
 //   after the last resize: the restored one, not 0)
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
-//   --die-in-commit R,IT,P: logical rank R raises SIGKILL inside the
-//   checkpoint of iteration IT (saving a member, after the commit's first
-//   collective) when the job has P ranks
 #include <fx/fx.hpp>
-
-#include <CLI/CLI.hpp>
+#include <fx_test/app_support.hpp>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -56,33 +49,13 @@ class ResizeApp : public fx::ResilientApp {
     cli.add_option("--expect-resume", expect_resume_);
     bool clean = false;
     cli.add_flag("--clean-dir", clean);
-    std::vector<int> die;
-    cli.add_option("--die-in-commit", die)->delimiter(',')->expected(3);
-    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
-    cli.parse(args);
-    if (clean && ctx.rank() == 0 && ctx.role() == fx::Role::initial && ctx.recoveries() == 0) {
-      std::filesystem::remove_all(ctx.fx_config().checkpoint.hdf5.directory);
-    }
+    fx_test::parse_app_args(cli, ctx);
+    if (clean) fx_test::clean_checkpoint_dir(ctx);
     mine_ = block(words_, ctx.size(), ctx.rank());
     w_.assign(static_cast<std::size_t>(mine_.hi - mine_.lo), 0);
     ctx.store().add("words", w_);
     ctx.store().add_scalar("acc", acc_);
     ctx.store().add_scalar("next", next_);
-    if (die.size() == 3 && die[0] == ctx.rank() && die[2] == ctx.size()) {
-      // A member without host memory: its save runs inside commit().
-      fx::Member probe = fx::make_member("probe", &probe_, 1);
-      probe.host = nullptr;
-      const std::int64_t at = die[1];
-      probe.save = [this, at](std::byte* out) {
-        if (next_ == at) {
-          std::fflush(nullptr);
-          std::raise(SIGKILL);
-        }
-        std::memcpy(out, &probe_, 1);
-      };
-      probe.load = [this](const std::byte* in) { std::memcpy(&probe_, in, 1); };
-      ctx.store().add_member(probe);
-    }
   }
 
   void initialize(fx::Context&) override {
@@ -170,9 +143,7 @@ class ResizeApp : public fx::ResilientApp {
     if (expect_resume_ >= 0 && resumed_at_ != expect_resume_) {
       problems += fmt::format(" resumed at {} (expected {});", resumed_at_, expect_resume_);
     }
-    const int bad = ctx.comm().allreduce(problems.empty() ? 0 : 1, MPI_SUM);
-    if (!problems.empty()) FX_THROW(fx::Error, fmt::format("rank {}:{}", ctx.rank(), problems));
-    if (bad) FX_THROW(fx::Error, fmt::format("{} rank(s) do not match the failure-free run", bad));
+    fx_test::agree_verdict(ctx, problems);
     if (ctx.rank() == 0) {
       std::printf("data_store_resize_app: %d ranks (checkpoint of %d), resumed at %lld from %s: every word matches "
                   "the failure-free run bit for bit\n",
@@ -191,7 +162,6 @@ class ResizeApp : public fx::ResilientApp {
   std::uint64_t acc_ = 0;
   std::int64_t next_ = 0;
   std::int64_t resumed_at_ = -1;
-  unsigned char probe_ = 0;
 };
 
 }  // namespace

@@ -2,7 +2,6 @@
 // "fails" by dropping its DataStore and its state, like a recruited spare
 // that has just run the application's setup.
 #include <fx/data_store/store.hpp>
-#include <fx/log.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -16,19 +15,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-class KokkosEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    Kokkos::initialize();
-    int r = 0, n = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    fx::log::set_identity('r', r, n);
-  }
-  void TearDown() override { Kokkos::finalize(); }
-};
-[[maybe_unused]] auto* const kokkos_env = ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
 
 int world_rank() {
   int r = 0;

@@ -9,8 +9,8 @@
 //   last restore)  --misuse nested|mode|finalize
 //   --preset-sync (fx::set_reinit_mode(sync) before fx::reinit)
 #include <fx/fx.hpp>
+#include <fx_test/app_support.hpp>
 
-#include <CLI/CLI.hpp>
 
 #include <cstring>
 #include <string>
@@ -45,8 +45,7 @@ Options parse(const fx::Context& ctx) {
   cli.add_flag("--preset-sync", o.preset_sync);
   cli.add_option("--misuse", o.misuse);
   cli.add_option("--expect-level", o.expect_level);
-  std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);
-  cli.parse(args);
+  fx_test::parse_app_args(cli, ctx);
   return o;
 }
 

@@ -10,8 +10,7 @@
 //   --derived (also reduce over a communicator split from the app comm)
 //   --throw-on-rank R (rank R throws at iteration 5: the job must end, exit 1)
 #include <fx/fx.hpp>
-
-#include <CLI/CLI.hpp>
+#include <fx_test/app_support.hpp>
 
 #include <time.h>
 
@@ -35,20 +34,6 @@ struct Options {
   std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
 };
 
-constexpr std::uint64_t kMul = 6364136223846793005ULL;
-
-std::uint64_t seed(int rank, std::size_t i) { return 1000003ULL * static_cast<std::uint64_t>(rank) + i; }
-
-// One rank's local update; shared by the parallel run and the serial replay.
-std::uint64_t advance(std::vector<std::uint64_t>& d, int rank, std::int64_t it, std::uint64_t from_left) {
-  std::uint64_t local = 0;
-  for (auto& x : d) {
-    x = x * kMul + static_cast<std::uint64_t>(it + 1) * static_cast<std::uint64_t>(rank + 1) + from_left;
-    local += x >> 7;
-  }
-  return local;
-}
-
 class RingApp : public fx::ResilientApp {
  public:
   void setup(fx::Context& ctx) override {
@@ -61,8 +46,7 @@ class RingApp : public fx::ResilientApp {
     cli.add_flag("--derived", opt_.derived);
     cli.add_option("--throw-on-rank", opt_.throw_rank);
     cli.add_option("--block-path", opt_.block_path);
-    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
-    cli.parse(args);
+    fx_test::parse_app_args(cli, ctx);
     data_.assign(opt_.n, 0);
     ctx.store().add("data", data_);
     ctx.store().add_scalar("acc", acc_);
@@ -74,7 +58,7 @@ class RingApp : public fx::ResilientApp {
   }
 
   void initialize(fx::Context& ctx) override {
-    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = seed(ctx.rank(), i);
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = fx_test::ring_seed(ctx.rank(), i);
     acc_ = 0;
   }
 
@@ -85,7 +69,7 @@ class RingApp : public fx::ResilientApp {
     std::uint64_t left = 0;
     comm.sendrecv(&data_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
     ctx.fault_point(fx::Phase::halo);
-    const std::uint64_t local = advance(data_, r, it, left);
+    const std::uint64_t local = fx_test::ring_advance(data_, r, it, left);
     acc_ = acc_ * 31 + comm.allreduce(local, MPI_SUM);
     if (opt_.derived) acc_ += half_.allreduce(local, MPI_SUM) & 0xff;
     if (opt_.step_ms > 0) {
@@ -122,26 +106,16 @@ class RingApp : public fx::ResilientApp {
  private:
   // The failure-free run on p ranks, serially.
   std::uint64_t replay(int p) const {
-    std::vector<std::vector<std::uint64_t>> d(static_cast<std::size_t>(p), std::vector<std::uint64_t>(opt_.n));
-    for (int r = 0; r < p; ++r)
-      for (std::size_t i = 0; i < opt_.n; ++i) d[static_cast<std::size_t>(r)][i] = seed(r, i);
-    std::uint64_t acc = 0;
-    for (std::int64_t it = 0; it < opt_.iters; ++it) {
-      std::vector<std::uint64_t> first(static_cast<std::size_t>(p));
-      for (int r = 0; r < p; ++r) first[static_cast<std::size_t>(r)] = d[static_cast<std::size_t>(r)][0];
-      std::uint64_t sum = 0, half[2] = {0, 0};
-      for (int r = 0; r < p; ++r) {
-        const auto local = advance(d[static_cast<std::size_t>(r)], r, it, first[static_cast<std::size_t>((r + p - 1) % p)]);
-        sum += local;
-        half[r % 2] += local;
-      }
-      acc = acc * 31 + sum;
-      if (opt_.derived) {
-        // Each rank adds its own half's sum; acc is rank 0's, i.e. the even half.
-        acc += half[0] & 0xff;
-      }
-    }
-    return acc;
+    fx_test::RingReplayOptions options;
+    options.fold = [this](std::uint64_t acc, const std::vector<std::uint64_t>& locals) {
+      acc = fx_test::ring_fold(acc, locals);
+      if (!opt_.derived) return acc;
+      // Each rank adds its own half's sum; acc is rank 0's, i.e. the even half.
+      std::uint64_t even = 0;
+      for (std::size_t r = 0; r < locals.size(); r += 2) even += locals[r];
+      return acc + (even & 0xff);
+    };
+    return fx_test::ring_replay(p, opt_.n, opt_.iters, options).acc;
   }
 
   Options opt_;

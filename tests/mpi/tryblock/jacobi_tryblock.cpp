@@ -8,7 +8,7 @@
 // (the actions of the logged TryBlock outcomes, e.g. rollback,recovery).
 #include <fx/fx.hpp>
 
-#include <CLI/CLI.hpp>
+#include <fx_test/app_support.hpp>
 
 #include <cmath>
 #include <string>
@@ -25,8 +25,7 @@ class JacobiTry : public fx::ResilientApp {
     CLI::App cli("jacobi_tryblock");
     cli.add_option("--expect-recoveries", expect_recoveries_);
     cli.add_option("--expect-log", expect_log_);
-    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);
-    cli.parse(args);
+    fx_test::parse_app_args(cli, ctx);
     g_ = jacobi::Grid::from(ctx);
     iters_ = fx::config_get<std::int64_t>(ctx.config(), "iterations", 40, ctx.fx_config());
     residual_every_ = fx::config_get<std::int64_t>(ctx.config(), "residual_every", 10, ctx.fx_config());

@@ -8,8 +8,7 @@
 // checks its own TryBlock log against the scenario, and rank 0 checks that
 // every rank present from the start has the same log, bit for bit.
 #include <fx/fx.hpp>
-
-#include <CLI/CLI.hpp>
+#include <fx_test/app_support.hpp>
 
 #include <time.h>
 
@@ -25,28 +24,11 @@ namespace {
 using fx::TryError;
 using Errors = std::vector<fx::TryRankError>;
 
-constexpr std::uint64_t kMul = 6364136223846793005ULL;
-
 struct Options {
   std::string scenario = "none";
   std::int64_t iters = 20;
   std::size_t n = 256;
 };
-
-std::uint64_t seed(int rank, std::size_t i) { return 1000003ULL * static_cast<std::uint64_t>(rank) + i; }
-
-// One rank's update; returns its contribution, `sum` gets the words' sum.
-std::uint64_t advance(std::vector<std::uint64_t>& d, int rank, std::int64_t it, std::uint64_t left,
-                      std::uint64_t& sum) {
-  std::uint64_t local = 0;
-  sum = 0;
-  for (auto& x : d) {
-    x = x * kMul + static_cast<std::uint64_t>(it + 1) * static_cast<std::uint64_t>(rank + 1) + left;
-    local += x >> 7;
-    sum += x;
-  }
-  return local;
-}
 
 std::uint64_t words_sum(const std::vector<std::uint64_t>& d) {
   std::uint64_t s = 0;
@@ -73,8 +55,7 @@ class TryApp : public fx::ResilientApp {
     cli.add_option("--scenario", opt_.scenario);
     cli.add_option("--iters", opt_.iters);
     cli.add_option("--n", opt_.n);
-    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);
-    cli.parse(args);
+    fx_test::parse_app_args(cli, ctx);
     data_.assign(opt_.n, 0);
     ctx.store().add("data", data_);
     ctx.store().add_scalar("acc", acc_);
@@ -82,7 +63,7 @@ class TryApp : public fx::ResilientApp {
   }
 
   void initialize(fx::Context& ctx) override {
-    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = seed(ctx.rank(), i);
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = fx_test::ring_seed(ctx.rank(), i);
     acc_ = 0;
   }
 
@@ -98,7 +79,7 @@ class TryApp : public fx::ResilientApp {
       if (sc == "timeout" && it == 8 && r == 2 && t.attempt() == 1)
         sleep_s(ctx.fx_config().tryblock.timeout_s + 1);
       std::uint64_t sum = 0;
-      local = advance(data_, r, it, left, sum);
+      local = fx_test::ring_advance(data_, r, it, left, &sum);
       ctx.fault_point(fx::Phase::halo);  // kills and bit flips land inside the body
       if (words_sum(data_) != sum) t.raise_error(TryError::incorrect_result);
       if (it == 5 && t.attempt() == 1) {
@@ -233,25 +214,9 @@ class TryApp : public fx::ResilientApp {
   // The failure-free run on p ranks, serially (an aborted iteration adds 0
   // and leaves the words as they were).
   std::uint64_t replay(int p) const {
-    std::vector<std::vector<std::uint64_t>> d(static_cast<std::size_t>(p),
-                                              std::vector<std::uint64_t>(opt_.n));
-    for (int r = 0; r < p; ++r)
-      for (std::size_t i = 0; i < opt_.n; ++i) d[static_cast<std::size_t>(r)][i] = seed(r, i);
-    std::uint64_t acc = 0;
-    for (std::int64_t it = 0; it < opt_.iters; ++it) {
-      std::uint64_t sum = 0;
-      if (it != aborted_at_) {
-        std::vector<std::uint64_t> first(static_cast<std::size_t>(p));
-        for (int r = 0; r < p; ++r) first[static_cast<std::size_t>(r)] = d[static_cast<std::size_t>(r)][0];
-        for (int r = 0; r < p; ++r) {
-          std::uint64_t s = 0;
-          sum += advance(d[static_cast<std::size_t>(r)], r, it,
-                         first[static_cast<std::size_t>((r + p - 1) % p)], s);
-        }
-      }
-      acc = acc * 31 + sum;
-    }
-    return acc;
+    fx_test::RingReplayOptions options;
+    options.skipped = aborted_at_;
+    return fx_test::ring_replay(p, opt_.n, opt_.iters, options).acc;
   }
 
   Options opt_;

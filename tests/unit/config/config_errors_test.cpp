@@ -126,8 +126,9 @@ const std::vector<BadCase> kCases = {
      "{f}:3:7: inject.failures[0]: expected a target (a logical rank, rank:<r>, world:<w>, spare[:<i>] or "
      "buddy-of:<r>), got '{iteration: 2}'"},
     {"bad_phase_suggests", "inject:\n  failures:\n    - {target: 0, phase: halos}\n", {}, {}, 0,
-     "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, restore, start-restore, "
-     "repair, tryblock-commit, spare-idle, finalize (did you mean 'halo'?), got 'halos'"},
+     "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, commit-agree, "
+     "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean 'halo'?), "
+     "got 'halos'"},
     {"bitflip_without_member", "inject:\n  failures:\n    - {target: 0, iteration: 3, action: bitflip}\n", {}, {},
      0, "{f}:3:41: inject.failures[0].member: expected the name of a registered member for bitflip, got ''"},
     {"member_without_bitflip", "inject:\n  failures:\n    - {target: 0, iteration: 3, member: u}\n", {}, {}, 0,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -92,12 +93,38 @@ std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::
 }
 
 TEST(Inject, PhaseNamesRoundTrip) {
-  for (Phase p : {Phase::compute, Phase::halo, Phase::checkpoint, Phase::restore, Phase::repair,
+  for (Phase p : {Phase::compute, Phase::halo, Phase::checkpoint, Phase::commit_save, Phase::commit_agree,
+                  Phase::restore, Phase::restore_load, Phase::start_restore, Phase::repair,
                   Phase::tryblock_commit, Phase::spare_idle, Phase::finalize}) {
     EXPECT_EQ(fx::from_string<Phase>(fx::to_string(p)), p);
   }
   EXPECT_FALSE(fx::from_string<Phase>("tryblock_commit"));
   EXPECT_EQ(fx::to_string(Phase::tryblock_commit), "tryblock-commit");
+}
+
+// Every active rank killed at one point, no spares: rank 0 leaves the
+// verdict "aborted" first; a partial kill leaves none.
+TEST(Inject, KillingTheWholeJobLeavesTheVerdict) {
+  const std::string status = ::testing::TempDir() + "fx_inject_whole_job_status";
+  ASSERT_EQ(setenv("FX_STATUS_FILE", status.c_str(), 1), 0);
+  const std::string both =
+      "inject:\n  failures:\n    - {target: 0, iteration: 5, phase: commit-save}\n"
+      "    - {target: 1, iteration: 5, phase: commit-save}\n";
+  for (const bool whole : {false, true}) {
+    std::remove(status.c_str());
+    const auto cfg = load_yaml(whole ? both : both.substr(0, both.rfind("    -")));
+    Injector inj(cfg.inject, 0, 2, {});
+    int killed = 0;
+    inj.set_killer([&](const fx::InjectionSpec&, int) { ++killed; });
+    inj.at(Phase::commit_save, 5, 0, 2, nullptr);
+    EXPECT_EQ(killed, 1);
+    std::ifstream in(status);
+    std::string code;
+    in >> code;
+    EXPECT_EQ(code, whole ? "4" : "") << (whole ? "whole job" : "rank 0 only");
+  }
+  std::remove(status.c_str());
+  unsetenv("FX_STATUS_FILE");
 }
 
 TEST(Inject, SameConfigSameFailurePoints) {

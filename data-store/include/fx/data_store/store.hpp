@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,14 @@ struct CheckpointStats {
   std::vector<int> lost_ranks;
 };
 
+// Named points inside commit() and restore() where a fault may be injected
+// (the runtime maps them to fx::Phase; the store knows nothing of injection).
+// commit_save: before this rank packs its members (the members' save), after
+// the commit's set-up collectives; commit_agree: the copies exchanged, before
+// the agreement that commits the version; restore_load: the in-memory version
+// chosen (after the inventory exchange), before it loads.
+enum class StorePoint { commit_save, commit_agree, restore_load };
+
 class DataStore {
  public:
   explicit DataStore(CheckpointConfig options = {});
@@ -53,6 +62,9 @@ class DataStore {
   // aside for restore_resized() until the next commit().
   void set_comm(Comm comm);
   const CheckpointConfig& options() const { return options_; }
+  // Called at each StorePoint this rank reaches (not collective).
+  using FaultHook = std::function<void(StorePoint)>;
+  void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
 
   // add(name, T* data, n), add(name, std::vector<T>&), add(name, Kokkos::View):
   // see make_member in <fx/data_store/member.hpp>. Names are unique.
@@ -128,12 +140,16 @@ class DataStore {
   const std::string& last_restore_level() const { return last_restore_stats().level; }
 
  private:
+  void fault_point(StorePoint point) const {
+    if (fault_hook_) fault_hook_(point);
+  }
   struct Impl;
   CheckpointConfig options_;
   Comm comm_;
   std::vector<Member> members_;
   std::optional<CheckpointStats> resized_restore_;  // see take_resized_restore()
   std::vector<StaticMember> statics_;
+  FaultHook fault_hook_;
   std::unique_ptr<Impl> impl_;
 };
 
