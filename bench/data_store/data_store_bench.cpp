@@ -139,19 +139,22 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   for (int i = 0; i < reps; ++i) {
     cp.push_back(timed([&] { std::memcpy(scratch.data(), state.data(), bytes); }));
     one.push_back(timed([&] {
-      if (r == 0) MPI_Send(state.data(), static_cast<int>(n), MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
-      else MPI_Recv(scratch.data(), static_cast<int>(n), MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (r == 0)
+        MPI_Send(state.data(), static_cast<int>(n), MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+      else
+        MPI_Recv(scratch.data(), static_cast<int>(n), MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }));
     ex.push_back(timed([&] {
-      MPI_Sendrecv(state.data(), static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, scratch.data(), static_cast<int>(n),
-                   MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(state.data(), static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, scratch.data(),
+                   static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }));
     commit.push_back(timed([&] { store.commit(++it); }, [&] { state[0] = static_cast<double>(it); }));
     own.push_back(timed([&] { store.restore(); }));
     // Rank 1 restarts as a fresh process and pulls its image from rank 0.
-    pull.push_back(timed([&] { restorer().restore(); }, [&] {
-      if (r == 1) fresh.start(mem, comm, n);
-    }));
+    pull.push_back(timed([&] { restorer().restore(); },
+                         [&] {
+                           if (r == 1) fresh.start(mem, comm, n);
+                         }));
     if (r == 1 && std::memcmp(fresh.state.data(), state.data(), bytes) != 0) {
       throw std::runtime_error("restored state differs");
     }
@@ -221,7 +224,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     Fresh cold;
     for (int i = 0; i < reps; ++i) {
       hr.push_back(timed([&] { cold.store->restore(); }, [&] { cold.start(disk, comm, n); }));
-      if (cold.store->last_restore_level() != "hdf5") throw std::runtime_error("HDF5 restore did not come from disk");
+      if (cold.store->last_restore_level() != "hdf5")
+        throw std::runtime_error("HDF5 restore did not come from disk");
     }
     row.hdf5_restore_s = median(hr);
   }
@@ -248,25 +252,27 @@ std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
     y += fmt::format("  - size_mib: {}\n    reps: {}\n", w.mib, w.reps);
     y += fmt::format("    memcpy_gbs: {:.3f}\n    mpi_oneway_gbs: {:.3f}\n    mpi_exchange_gbs: {:.3f}\n",
                      gbs(w.mib, w.memcpy_s), gbs(w.mib, w.mpi_oneway_s), gbs(w.mib, w.mpi_exchange_s));
-    y += fmt::format("    buddy_commit_gbs: {:.3f}\n    buddy_commit_s: {:.6f}\n", gbs(w.mib, w.commit_s), w.commit_s);
-    y += fmt::format("    buddy_restore_fresh_s: {:.6f}\n    buddy_restore_fresh_gbs: {:.3f}\n", w.restore_fresh_s,
-                     gbs(w.mib, w.restore_fresh_s));
+    y += fmt::format("    buddy_commit_gbs: {:.3f}\n    buddy_commit_s: {:.6f}\n", gbs(w.mib, w.commit_s),
+                     w.commit_s);
+    y += fmt::format("    buddy_restore_fresh_s: {:.6f}\n    buddy_restore_fresh_gbs: {:.3f}\n",
+                     w.restore_fresh_s, gbs(w.mib, w.restore_fresh_s));
     y += fmt::format("    buddy_restore_with_reprotect_s: {:.6f}\n    buddy_restore_own_s: {:.6f}\n",
                      w.restore_full_s, w.restore_own_s);
     y += fmt::format("    one_transfer_s: {:.6f}\n", w.mpi_oneway_s);
-    y += fmt::format("    raw_write_fsync_gbs: {:.3f}\n    raw_write_nosync_gbs: {:.3f}\n", gbs(w.mib, w.raw_write_s),
-                     gbs(w.mib, w.raw_write_nosync_s));
-    y += fmt::format("    hdf5_file_gbs: {:.3f}\n    hdf5_level_gbs: {:.3f}\n    hdf5_commit_gbs: {:.3f}\n"
-                     "    hdf5_restore_gbs: {:.3f}\n",
-                     gbs(w.mib, w.hdf5_file_s), gbs(w.mib, w.hdf5_write_s), gbs(w.mib, w.hdf5_commit_s),
-                     gbs(w.mib, w.hdf5_restore_s));
+    y += fmt::format("    raw_write_fsync_gbs: {:.3f}\n    raw_write_nosync_gbs: {:.3f}\n",
+                     gbs(w.mib, w.raw_write_s), gbs(w.mib, w.raw_write_nosync_s));
+    y += fmt::format(
+        "    hdf5_file_gbs: {:.3f}\n    hdf5_level_gbs: {:.3f}\n    hdf5_commit_gbs: {:.3f}\n"
+        "    hdf5_restore_gbs: {:.3f}\n",
+        gbs(w.mib, w.hdf5_file_s), gbs(w.mib, w.hdf5_write_s), gbs(w.mib, w.hdf5_commit_s),
+        gbs(w.mib, w.hdf5_restore_s));
   }
   // The targets, at 64 MiB and above.
   y += "targets:\n";
   auto target = [&](const char* name, const char* what, double goal, bool at_most,
                     const std::function<double(const Row&)>& ratio) {
-    y += fmt::format("  {}:\n    what: \"{}\"\n    target: {}{}\n    ratios:\n", name, what, at_most ? "<= " : ">= ",
-                     goal);
+    y += fmt::format("  {}:\n    what: \"{}\"\n    target: {}{}\n    ratios:\n", name, what,
+                     at_most ? "<= " : ">= ", goal);
     bool met = true, any = false;
     for (const auto& w : rows) {
       if (w.mib < 64) continue;
@@ -279,11 +285,13 @@ std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
   };
   target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way), per repetition", 0.5, false,
          [](const Row& w) { return w.commit_ratio; });
-  target("hdf5_write", "HDF5 file write (write, flush, fsync, rename) / raw write()+fsync+rename, per repetition",
-         0.7, false, [](const Row& w) { return w.hdf5_file_ratio; });
-  target("hdf5_level",
-         "whole HDF5 level (file + agreement + manifest + retention) / raw write()+fsync+rename, per repetition", 0.7,
-         false, [](const Row& w) { return w.hdf5_ratio; });
+  target("hdf5_write",
+         "HDF5 file write (write, flush, fsync, rename) / raw write()+fsync+rename, per repetition", 0.7,
+         false, [](const Row& w) { return w.hdf5_file_ratio; });
+  target(
+      "hdf5_level",
+      "whole HDF5 level (file + agreement + manifest + retention) / raw write()+fsync+rename, per repetition",
+      0.7, false, [](const Row& w) { return w.hdf5_ratio; });
   target("buddy_restore",
          "restore time of a fresh rank from its buddy (re-protection left running) / one buddy transfer, per "
          "repetition",
@@ -337,12 +345,14 @@ int main(int argc, char** argv) {
       rows.push_back(measure(mib, k, dir, comm));
       const Row& w = rows.back();
       if (r == 0) {
-        std::printf("%4zu MiB: memcpy %.2f  mpi %.2f  commit %.2f GB/s (ratio %.2f) | restore %.1f ms, +reprotect "
-                    "%.1f ms, transfer %.1f ms (ratio %.2f) | hdf5 file %.3f level %.3f raw %.3f GB/s (ratios %.2f %.2f)\n",
-                    mib, gbs(mib, w.memcpy_s), gbs(mib, w.mpi_oneway_s), gbs(mib, w.commit_s), w.commit_ratio,
-                    w.restore_fresh_s * 1e3, w.restore_full_s * 1e3, w.mpi_oneway_s * 1e3, w.restore_ratio,
-                    gbs(mib, w.hdf5_file_s), gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s), w.hdf5_file_ratio,
-                    w.hdf5_ratio);
+        std::printf(
+            "%4zu MiB: memcpy %.2f  mpi %.2f  commit %.2f GB/s (ratio %.2f) | restore %.1f ms, +reprotect "
+            "%.1f ms, transfer %.1f ms (ratio %.2f) | hdf5 file %.3f level %.3f raw %.3f GB/s (ratios %.2f "
+            "%.2f)\n",
+            mib, gbs(mib, w.memcpy_s), gbs(mib, w.mpi_oneway_s), gbs(mib, w.commit_s), w.commit_ratio,
+            w.restore_fresh_s * 1e3, w.restore_full_s * 1e3, w.mpi_oneway_s * 1e3, w.restore_ratio,
+            gbs(mib, w.hdf5_file_s), gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s), w.hdf5_file_ratio,
+            w.hdf5_ratio);
         std::fflush(stdout);
       }
     }

@@ -36,10 +36,12 @@ class LoopApp : public fx::ResilientApp {
   void finish(fx::Context& ctx) override {
     if (ctx.rank() != 0) return;
     for (const auto& r : ctx.report().recoveries()) {
-      std::printf("fx_repair: {kill_to_resume_ms: %.3f, kill_to_first_step_ms: %.3f, detect_ms: %.3f, revoke_ms: %.3f, shrink_ms: %.3f, "
-                  "agree_ms: %.3f, rebuild_ms: %.3f, restore_ms: %.3f, rounds: %d}\n",
-                  resume_ms_, r.total_s * 1e3, r.detect_s * 1e3, r.revoke_s * 1e3, r.shrink_s * 1e3, r.agree_s * 1e3,
-                  r.rebuild_s * 1e3, r.restore_s * 1e3, r.rounds);
+      std::printf(
+          "fx_repair: {kill_to_resume_ms: %.3f, kill_to_first_step_ms: %.3f, detect_ms: %.3f, revoke_ms: "
+          "%.3f, shrink_ms: %.3f, "
+          "agree_ms: %.3f, rebuild_ms: %.3f, restore_ms: %.3f, rounds: %d}\n",
+          resume_ms_, r.total_s * 1e3, r.detect_s * 1e3, r.revoke_s * 1e3, r.shrink_s * 1e3, r.agree_s * 1e3,
+          r.rebuild_s * 1e3, r.restore_s * 1e3, r.rounds);
     }
   }
 

@@ -44,8 +44,8 @@ long steps_arg(int argc, char** argv, const char* name, long fallback) {
 }
 
 void print(const char* mode, int ranks, long steps, double seconds, long reps) {
-  std::printf("loop: {mode: %s, ranks: %d, steps: %ld, seconds: %.6f, ms_per_step: %.4f, reps: %ld}\n", mode, ranks,
-              steps, seconds, seconds * 1e3 / static_cast<double>(steps), reps);
+  std::printf("loop: {mode: %s, ranks: %d, steps: %ld, seconds: %.6f, ms_per_step: %.4f, reps: %ld}\n", mode,
+              ranks, steps, seconds, seconds * 1e3 / static_cast<double>(steps), reps);
 }
 
 int plain(int argc, char** argv) {
@@ -82,7 +82,8 @@ class LoopApp : public fx::ResilientApp {
     for (const auto& a : ctx.args()) argv.push_back(const_cast<char*>(a.c_str()));
     steps_ = steps_arg(argc, argv.data(), "--steps", 100);
     kernel_.reps = steps_arg(argc, argv.data(), "--reps", 0);
-    if (kernel_.reps == 0) kernel_.calibrate(static_cast<double>(steps_arg(argc, argv.data(), "--work-ms", 10)));
+    if (kernel_.reps == 0)
+      kernel_.calibrate(static_cast<double>(steps_arg(argc, argv.data(), "--work-ms", 10)));
     ctx.comm().bcast(&kernel_.reps, 1, 0);
     ctx.comm().barrier();
     t0_ = fx::now();

@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   int logical = wr < n ? wr : -1;
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world, logical >= 0 ? 0 : MPI_UNDEFINED, logical, &app);
-  const std::string stamp = std::string(std::getenv("FX_STATUS_FILE") ? std::getenv("FX_STATUS_FILE") : "/tmp/fx") +
-                            ".rawkill";
+  const std::string stamp =
+      std::string(std::getenv("FX_STATUS_FILE") ? std::getenv("FX_STATUS_FILE") : "/tmp/fx") + ".rawkill";
   const timespec step{0, 1000000};
   double t_detect = 0, t_shrink = 0, t_split = 0;
   bool repaired = false;
@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
             std::fclose(f);
           }
           if (logical == 0) {
-            std::printf("raw_repair: {kill_to_resume_ms: %.3f, detect_ms: %.3f, shrink_ms: %.3f, rebuild_ms: %.3f}\n",
-                        (t_resume - t_kill) * 1e3, (t_detect - t_kill) * 1e3, (t_shrink - t_detect) * 1e3,
-                        (t_split - t_shrink) * 1e3);
+            std::printf(
+                "raw_repair: {kill_to_resume_ms: %.3f, detect_ms: %.3f, shrink_ms: %.3f, rebuild_ms: %.3f}\n",
+                (t_resume - t_kill) * 1e3, (t_detect - t_kill) * 1e3, (t_shrink - t_detect) * 1e3,
+                (t_split - t_shrink) * 1e3);
           }
           t_split = 0;
         }

@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
   if (rc == MPI_SUCCESS) MPI_Intercomm_merge(inter, 0, &merged);
   if (merged != MPI_COMM_NULL) MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, merged);
   if (rank == 0)
-    std::printf("spawn_probe: {spawn_rc: %d, shrink_ms: %.1f, spawn_ms: %.1f, resumed_ms: %.1f, sum: %d}\n", rc,
-                t_shrink * 1e3, t_spawn * 1e3, (now() - t0) * 1e3, sum);
+    std::printf("spawn_probe: {spawn_rc: %d, shrink_ms: %.1f, spawn_ms: %.1f, resumed_ms: %.1f, sum: %d}\n",
+                rc, t_shrink * 1e3, t_spawn * 1e3, (now() - t0) * 1e3, sum);
   std::fflush(stdout);
   MPI_Finalize();  // the hang to show: no workaround on purpose
   return 0;

@@ -15,7 +15,7 @@
 namespace fx::detail {
 namespace {
 
-constexpr std::size_t kChunk = std::size_t{128} << 10;   // well inside L2
+constexpr std::size_t kChunk = std::size_t{128} << 10;     // well inside L2
 constexpr std::size_t kStreamFrom = std::size_t{1} << 20;  // below: plain memcpy
 
 struct StateFree {

@@ -42,10 +42,11 @@ void DataStore::Impl::write_hdf5(Slot& s) {
   }
   const auto reports = comm.gather(mine, 0);
   if (!agree(mine.ok)) {
-    FX_THROW(CheckpointError,
-             error.empty() ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)",
-                                         s.iteration)
-                           : error);
+    FX_THROW(
+        CheckpointError,
+        error.empty()
+            ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)", s.iteration)
+            : error);
   }
   int written = 1;
   if (r == 0) {
@@ -71,10 +72,11 @@ void DataStore::Impl::write_hdf5(Slot& s) {
   comm.bcast(&written, 1, 0);
   if (written) detail::remove_rank_files(root(), s.iteration, r);
   if (!written) {
-    FX_THROW(CheckpointError, r == 0 ? error
-                                     : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
-                                                   "manifest (see its log)",
-                                                   s.iteration));
+    FX_THROW(CheckpointError, r == 0
+                                  ? error
+                                  : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
+                                                "manifest (see its log)",
+                                                s.iteration));
   }
 }
 
@@ -95,7 +97,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
       if (!v.complete && std::filesystem::is_empty(v.path, ec)) continue;
       ++head[1];
       if (!v.complete) {
-        log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(), detail::kManifestName);
+        log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(),
+                  detail::kManifestName);
         continue;
       }
       try {
@@ -105,7 +108,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
           FX_THROW(CheckpointError, fmt::format("{}: names iteration {}", file.string(), m.iteration));
         }
         if (m.rank_count != n) {
-          log::warn("skipping HDF5 version {}: written by {} ranks, this job has {}", v.path.string(), m.rank_count, n);
+          log::warn("skipping HDF5 version {}: written by {} ranks, this job has {}", v.path.string(),
+                    m.rank_count, n);
           continue;
         }
         for (int q = 0; q < n; ++q) {
@@ -179,15 +183,17 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
       if (options.hdf5.every > 0) {
         detail::set_aside_newer_versions(root(), m.iteration);
       }
-      if (fallback) log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
-      else log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+      if (fallback)
+        log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+      else
+        log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
     }
     return m.iteration;
   }
   if (head[1] > 0 && options.hdf5.on_unusable == UnusablePolicy::stop) {
     FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
-                                          "checkpoint.hdf5.on_unusable is 'stop'",
-                                          root().string()));
+                                         "checkpoint.hdf5.on_unusable is 'stop'",
+                                         root().string()));
   }
   return std::nullopt;
 }

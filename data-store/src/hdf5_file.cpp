@@ -80,8 +80,10 @@ struct Context {
 std::string dataset_name(const std::string& name) {
   std::string out;
   for (char c : name) {
-    if (c == '/' || c == '%') out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
-    else out += c;
+    if (c == '/' || c == '%')
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    else
+      out += c;
   }
   return out.empty() || out == "." ? "%" + out : out;
 }
@@ -98,12 +100,11 @@ ElementType element_type(const std::string& type, std::uint64_t bytes) {
     const char* name;
     hid_t id;
   };
-  const Native natives[] = {{"float32", H5T_NATIVE_FLOAT}, {"float64", H5T_NATIVE_DOUBLE},
-                            {"int8", H5T_NATIVE_INT8},     {"uint8", H5T_NATIVE_UINT8},
-                            {"int16", H5T_NATIVE_INT16},   {"uint16", H5T_NATIVE_UINT16},
-                            {"int32", H5T_NATIVE_INT32},   {"uint32", H5T_NATIVE_UINT32},
-                            {"int64", H5T_NATIVE_INT64},   {"uint64", H5T_NATIVE_UINT64},
-                            {"bool", H5T_NATIVE_UINT8}};
+  const Native natives[] = {
+      {"float32", H5T_NATIVE_FLOAT}, {"float64", H5T_NATIVE_DOUBLE}, {"int8", H5T_NATIVE_INT8},
+      {"uint8", H5T_NATIVE_UINT8},   {"int16", H5T_NATIVE_INT16},    {"uint16", H5T_NATIVE_UINT16},
+      {"int32", H5T_NATIVE_INT32},   {"uint32", H5T_NATIVE_UINT32},  {"int64", H5T_NATIVE_INT64},
+      {"uint64", H5T_NATIVE_UINT64}, {"bool", H5T_NATIVE_UINT8}};
   for (const auto& n : natives) {
     if (type == n.name && bytes % H5Tget_size(n.id) == 0) {
       t.id = n.id;
@@ -135,7 +136,8 @@ void put_strings(const Context& cx, hid_t obj, const char* name, const std::vect
   std::size_t width = 1;
   for (const auto& v : values) width = std::max(width, v.size());
   std::vector<char> flat(width * values.size(), '\0');
-  for (std::size_t i = 0; i < values.size(); ++i) std::memcpy(&flat[i * width], values[i].data(), values[i].size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    std::memcpy(&flat[i * width], values[i].data(), values[i].size());
   Hid t(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(t.get(), width);
   H5Tset_strpad(t.get(), H5T_STR_NULLPAD);
@@ -153,7 +155,8 @@ hssize_t attr_count(const Hid& a) {
 }
 
 template <class T>
-std::vector<T> get_attr(const Context& cx, hid_t obj, const char* name, hid_t type, const std::string& where) {
+std::vector<T> get_attr(const Context& cx, hid_t obj, const char* name, hid_t type,
+                        const std::string& where) {
   Hid a = open_attr(cx, obj, name, where);
   const hssize_t n = attr_count(a);
   std::vector<T> out(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
@@ -164,11 +167,13 @@ std::vector<T> get_attr(const Context& cx, hid_t obj, const char* name, hid_t ty
 template <class T>
 T get_scalar(const Context& cx, hid_t obj, const char* name, hid_t type, const std::string& where) {
   const auto v = get_attr<T>(cx, obj, name, type, where);
-  if (v.size() != 1) cx.fail(fmt::format("{}: attribute '{}' has {} values, expected 1", where, name, v.size()));
+  if (v.size() != 1)
+    cx.fail(fmt::format("{}: attribute '{}' has {} values, expected 1", where, name, v.size()));
   return v[0];
 }
 
-std::vector<std::string> get_strings(const Context& cx, hid_t obj, const char* name, const std::string& where) {
+std::vector<std::string> get_strings(const Context& cx, hid_t obj, const char* name,
+                                     const std::string& where) {
   Hid a = open_attr(cx, obj, name, where);
   Hid ftype(H5Aget_type(a.get()), H5Tclose);
   if (H5Tget_class(ftype.get()) != H5T_STRING || H5Tis_variable_str(ftype.get()) > 0) {
@@ -196,7 +201,8 @@ void put_string(const Context& cx, hid_t obj, const char* name, const std::strin
 
 std::string get_string(const Context& cx, hid_t obj, const char* name, const std::string& where) {
   const auto v = get_strings(cx, obj, name, where);
-  if (v.size() != 1) cx.fail(fmt::format("{}: attribute '{}' has {} values, expected 1", where, name, v.size()));
+  if (v.size() != 1)
+    cx.fail(fmt::format("{}: attribute '{}' has {} values, expected 1", where, name, v.size()));
   return v[0];
 }
 
@@ -234,8 +240,9 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
                       "H5Dcreate2"),
              H5Dclose);
       if (n > 0) {
-        cx.check_rc(H5Dwrite(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, image + info.payload_offset + r.offset),
-                    "H5Dwrite");
+        cx.check_rc(
+            H5Dwrite(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, image + info.payload_offset + r.offset),
+            "H5Dwrite");
       }
       put_string(cx, ds.get(), "name", r.name);
       put_string(cx, ds.get(), "type", r.type);
@@ -263,8 +270,8 @@ namespace {
 
 // Both readers: `members` null takes the member table from the file itself
 // (a version written under another decomposition, read after a shrink).
-ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, const std::vector<Member>* members,
-                    Buffer& image) {
+ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank,
+                    const std::vector<Member>* members, Buffer& image) {
   const ManifestEntry& expect = manifest.files.at(static_cast<std::size_t>(rank));
   const fs::path path = dir / expect.file;
   Context cx(path.string());
@@ -273,7 +280,8 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, con
   const auto size = fs::file_size(path, ec);
   if (ec) cx.fail(fmt::format("cannot stat: {}", ec.message()));
   if (size != expect.bytes) {
-    cx.fail(fmt::format("file has {} bytes, the manifest says {} (truncated or replaced)", size, expect.bytes));
+    cx.fail(
+        fmt::format("file has {} bytes, the manifest says {} (truncated or replaced)", size, expect.bytes));
   }
   Hid fapl = file_access();
   Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
@@ -281,7 +289,8 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, con
   const hid_t f = file.get();
   const std::string root = "file";
   const auto format = get_scalar<std::int32_t>(cx, f, "format_version", H5T_NATIVE_INT32, root);
-  if (format != kDiskFormat) cx.fail(fmt::format("format_version {} (this build reads {})", format, kDiskFormat));
+  if (format != kDiskFormat)
+    cx.fail(fmt::format("format_version {} (this build reads {})", format, kDiskFormat));
   const auto iteration = get_scalar<std::int64_t>(cx, f, "iteration", H5T_NATIVE_INT64, root);
   const auto file_rank = get_scalar<std::int32_t>(cx, f, "rank", H5T_NATIVE_INT32, root);
   const auto count = get_scalar<std::int32_t>(cx, f, "rank_count", H5T_NATIVE_INT32, root);
@@ -331,8 +340,9 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, con
     const auto bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
     const auto extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
     if (type != r.type || bytes != r.bytes || extents != r.extents) {
-      cx.fail(fmt::format("{} is {} [{}] ({} bytes); the registered member is {} [{}] ({} bytes)", where, type,
-                          fmt::join(extents, ", "), bytes, r.type, fmt::join(r.extents, ", "), r.bytes));
+      cx.fail(fmt::format("{} is {} [{}] ({} bytes); the registered member is {} [{}] ({} bytes)", where,
+                          type, fmt::join(extents, ", "), bytes, r.type, fmt::join(r.extents, ", "),
+                          r.bytes));
     }
     ElementType et = element_type(r.type, r.bytes);
     Hid space(H5Dget_space(ds.get()), H5Sclose);
@@ -343,17 +353,19 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank, con
       cx.check_rc(H5Dread(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, payload + r.offset), "H5Dread");
     }
     r.hash = get_scalar<std::uint64_t>(cx, ds.get(), "xxh3", H5T_NATIVE_UINT64, where);
-    if (hash_bytes(payload + r.offset, r.bytes) != r.hash) cx.fail(fmt::format("checksum mismatch in {}", where));
+    if (hash_bytes(payload + r.offset, r.bytes) != r.hash)
+      cx.fail(fmt::format("checksum mismatch in {}", where));
   }
-  if (info.digest() != expect.checksum) cx.fail("the checksums differ from the manifest's (a file of another version?)");
+  if (info.digest() != expect.checksum)
+    cx.fail("the checksums differ from the manifest's (a file of another version?)");
   write_header(info, image.data());
   return info;
 }
 
 }  // namespace
 
-ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank, const std::vector<Member>& members,
-                         Buffer& image) {
+ImageInfo read_rank_file(const fs::path& dir, const Manifest& manifest, int rank,
+                         const std::vector<Member>& members, Buffer& image) {
   return read_file(dir, manifest, rank, &members, image);
 }
 

@@ -20,7 +20,8 @@ bool hdf5_available();
 // name, flushed, fsync'ed, made read-only for others, renamed (the
 // directory is fsync'ed by write_manifest, after the manifest). Returns the file size. Throws
 // CheckpointError naming the file.
-std::uint64_t write_rank_file(const std::filesystem::path& dir, const ImageInfo& info, const std::byte* image);
+std::uint64_t write_rank_file(const std::filesystem::path& dir, const ImageInfo& info,
+                              const std::byte* image);
 
 // Read dir/<expect.file> back into `image` and check everything against the
 // manifest and the registered members: size, attributes, member set,

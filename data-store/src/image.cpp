@@ -59,7 +59,8 @@ class Reader {
  private:
   void need(std::size_t k) {
     if (at_ + k > n_) {
-      FX_THROW(CheckpointError, fmt::format("{}: image header truncated ({} bytes, needs more than {})", what_, n_, at_));
+      FX_THROW(CheckpointError,
+               fmt::format("{}: image header truncated ({} bytes, needs more than {})", what_, n_, at_));
     }
   }
   const std::byte* p_;
@@ -158,7 +159,8 @@ void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* 
       m.save(dst);
       r.hash = hash_bytes(dst, m.bytes);
     }
-    const std::uint64_t end = i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
+    const std::uint64_t end =
+        i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
     std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
   }
   write_header(info, image);
@@ -166,10 +168,12 @@ void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* 
 
 ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what) {
   Reader rd(image, available, what);
-  if (rd.get<std::uint64_t>() != kMagic) FX_THROW(CheckpointError, fmt::format("{}: not an fx checkpoint image", what));
+  if (rd.get<std::uint64_t>() != kMagic)
+    FX_THROW(CheckpointError, fmt::format("{}: not an fx checkpoint image", what));
   const auto format = rd.get<std::uint32_t>();
   if (format != kImageFormat) {
-    FX_THROW(CheckpointError, fmt::format("{}: image format {} (this build reads {})", what, format, kImageFormat));
+    FX_THROW(CheckpointError,
+             fmt::format("{}: image format {} (this build reads {})", what, format, kImageFormat));
   }
   ImageInfo info;
   const auto count = rd.get<std::uint32_t>();
@@ -208,16 +212,16 @@ ImageInfo read_header(const std::byte* image, std::size_t available, const std::
 
 void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what) {
   if (info.members.size() != members.size()) {
-    FX_THROW(CheckpointError, fmt::format("{}: holds {} members, {} are registered", what, info.members.size(),
-                                          members.size()));
+    FX_THROW(CheckpointError, fmt::format("{}: holds {} members, {} are registered", what,
+                                          info.members.size(), members.size()));
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto& r = info.members[i];
     const auto& m = members[i];
     if (r.name != m.name || r.type != m.type || r.bytes != m.bytes) {
       FX_THROW(CheckpointError,
-               fmt::format("{}: member {} is '{}' ({}, {} bytes) but '{}' ({}, {} bytes) is registered", what, i,
-                           r.name, r.type, r.bytes, m.name, m.type, m.bytes));
+               fmt::format("{}: member {} is '{}' ({}, {} bytes) but '{}' ({}, {} bytes) is registered", what,
+                           i, r.name, r.type, r.bytes, m.name, m.type, m.bytes));
     }
   }
 }
@@ -240,7 +244,8 @@ void unpack_image(const ImageInfo& info, const std::byte* image, const std::vect
     const std::byte* src = payload + r.offset;
     // Host members: verified while copying; others: verified first.
     const std::uint64_t h = m.host ? copy_and_hash(m.host(), src, r.bytes) : hash_bytes(src, r.bytes);
-    if (h != r.hash) FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
+    if (h != r.hash)
+      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
     if (!m.host) m.load(src);
   }
 }

@@ -22,7 +22,7 @@ struct MemberRecord {
   std::vector<std::uint64_t> extents;
   std::uint64_t offset = 0;  // from the payload start
   std::uint64_t bytes = 0;
-  std::uint64_t hash = 0;    // XXH3-64 of the bytes
+  std::uint64_t hash = 0;  // XXH3-64 of the bytes
 };
 
 struct ImageInfo {

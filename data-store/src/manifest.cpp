@@ -38,7 +38,8 @@ T field(const YAML::Node& node, const char* key, const std::string& path) {
 void make_dir(const fs::path& p) {
   if (::mkdir(p.c_str(), 0750) == 0) return;
   if (errno == EEXIST && fs::is_directory(p)) return;
-  FX_THROW(CheckpointError, fmt::format("cannot create checkpoint directory {}: {}", p.string(), std::strerror(errno)));
+  FX_THROW(CheckpointError,
+           fmt::format("cannot create checkpoint directory {}: {}", p.string(), std::strerror(errno)));
 }
 
 }  // namespace
@@ -99,7 +100,8 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   m.sequence = field<std::int64_t>(root, "sequence", path);
   m.rank_count = field<int>(root, "rank_count", path);
   const YAML::Node files = root["files"];
-  if (m.rank_count < 1 || !files || !files.IsSequence() || files.size() != static_cast<std::size_t>(m.rank_count)) {
+  if (m.rank_count < 1 || !files || !files.IsSequence() ||
+      files.size() != static_cast<std::size_t>(m.rank_count)) {
     FX_THROW(CheckpointError, fmt::format("{}: rank_count {} does not match the {} entries of 'files'", path,
                                           m.rank_count, files && files.IsSequence() ? files.size() : 0));
   }
@@ -151,7 +153,8 @@ void write_manifest(const fs::path& dir, const Manifest& m) {
     std::ofstream out(tmp, std::ios::trunc);
     out << format_manifest(m);
     out.flush();
-    if (!out) FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+    if (!out)
+      FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
   }
   ::chmod(tmp.c_str(), 0640);
   sync_path(tmp, false);
@@ -170,7 +173,8 @@ std::vector<VersionDir> list_versions(const fs::path& root) {
     if (!it_num || !it->is_directory(ec)) continue;
     out.push_back({*it_num, it->path(), fs::exists(it->path() / kManifestName, ec)});
   }
-  std::sort(out.begin(), out.end(), [](const VersionDir& a, const VersionDir& b) { return a.iteration > b.iteration; });
+  std::sort(out.begin(), out.end(),
+            [](const VersionDir& a, const VersionDir& b) { return a.iteration > b.iteration; });
   return out;
 }
 
@@ -218,7 +222,8 @@ void remove_dirs(const std::vector<fs::path>& dirs) {
   }
 }
 
-std::vector<std::pair<fs::path, fs::path>> quarantine_versions_above(const fs::path& root, std::int64_t iteration) {
+std::vector<std::pair<fs::path, fs::path>> quarantine_versions_above(const fs::path& root,
+                                                                     std::int64_t iteration) {
   std::vector<std::pair<fs::path, fs::path>> moved;
   for (const auto& v : list_versions(root)) {
     if (v.iteration <= iteration) continue;
@@ -228,8 +233,9 @@ std::vector<std::pair<fs::path, fs::path>> quarantine_versions_above(const fs::p
     for (int i = 1; fs::exists(to); ++i) to = aside / (v.path.filename().string() + "." + std::to_string(i));
     std::error_code ec;
     fs::rename(v.path, to, ec);
-    if (ec) FX_THROW(CheckpointError, fmt::format("cannot move HDF5 version {} aside to {}: {}", v.path.string(),
-                                                  to.string(), ec.message()));
+    if (ec)
+      FX_THROW(CheckpointError, fmt::format("cannot move HDF5 version {} aside to {}: {}", v.path.string(),
+                                            to.string(), ec.message()));
     moved.emplace_back(v.path, to);
   }
   return moved;

@@ -13,7 +13,8 @@ std::size_t type_size(std::string_view type) {
   const std::size_t number = digits < type.size() ? std::stoul(std::string(type.substr(digits))) : 0;
   if (stem == "bool") return 1;
   if (stem == "bytes") return number > 0 ? number : 1;
-  if ((stem == "float" || stem == "int" || stem == "uint" || stem == "complex") && number % 8 == 0 && number > 0) {
+  if ((stem == "float" || stem == "int" || stem == "uint" || stem == "complex") && number % 8 == 0 &&
+      number > 0) {
     return number / 8;
   }
   return 1;

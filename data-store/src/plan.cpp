@@ -18,12 +18,14 @@ const SlotSummary* find_slot(const Inventory& inv, std::int64_t it, int size,
 
 const SlotSummary* own_slot(const std::vector<Inventory>& all, int q, std::int64_t it) {
   const int n = static_cast<int>(all.size());
-  return find_slot(all[static_cast<std::size_t>(q)], it, n, [q](const SlotSummary& s) { return s.own_rank == q; });
+  return find_slot(all[static_cast<std::size_t>(q)], it, n,
+                   [q](const SlotSummary& s) { return s.own_rank == q; });
 }
 
 const SlotSummary* held_slot(const std::vector<Inventory>& all, int h, int q, std::int64_t it) {
   const int n = static_cast<int>(all.size());
-  return find_slot(all[static_cast<std::size_t>(h)], it, n, [q](const SlotSummary& s) { return s.held_rank == q; });
+  return find_slot(all[static_cast<std::size_t>(h)], it, n,
+                   [q](const SlotSummary& s) { return s.held_rank == q; });
 }
 
 const SlotSummary* parity_slot(const std::vector<Inventory>& all, int q, std::int64_t it) {
@@ -98,8 +100,10 @@ bool plan_parity(const std::vector<Inventory>& all, std::int64_t it, int group, 
     for (int q = g.first; q < g.first + g.count && rebuildable; ++q) {
       if (q == missing.front()) continue;
       const auto* s = parity_slot(all, q, it);
-      if (!s || (stripe != 0 && s->stripe != stripe)) rebuildable = false;
-      else stripe = s->stripe;
+      if (!s || (stripe != 0 && s->stripe != stripe))
+        rebuildable = false;
+      else
+        stripe = s->stripe;
     }
     if (rebuildable && stripe > 0) {
       RankPlan& rp = plan.ranks[static_cast<std::size_t>(missing.front())];
@@ -152,15 +156,16 @@ RestorePlan plan_restore(const std::vector<Inventory>& all, int distance, bool p
     RestorePlan trial;
     trial.history = plan.history;
     trial.ranks.assign(static_cast<std::size_t>(n), RankPlan{});
-    const bool ok = parity ? plan_parity(all, its[k], group, trial) : plan_buddy(all, its[k], distance, trial);
+    const bool ok =
+        parity ? plan_parity(all, its[k], group, trial) : plan_buddy(all, its[k], distance, trial);
     if (k == 0) {
       plan.lost = trial.lost;
       plan.lost_iteration = trial.lost.empty() ? -1 : its[k];
       everywhere_lost = trial.lost;
     } else {
       std::vector<int> both;
-      std::set_intersection(everywhere_lost.begin(), everywhere_lost.end(), trial.lost.begin(), trial.lost.end(),
-                            std::back_inserter(both));
+      std::set_intersection(everywhere_lost.begin(), everywhere_lost.end(), trial.lost.begin(),
+                            trial.lost.end(), std::back_inserter(both));
       everywhere_lost = both;
     }
     if (ok) {
@@ -183,7 +188,8 @@ int choose_buddy_distance(const std::vector<std::string>& hosts, int preferred) 
   for (int k = 0; k < n - 1; ++k) {
     const int d = (d0 - 1 + k) % (n - 1) + 1;
     int same = 0;
-    for (int r = 0; r < n; ++r) same += hosts[static_cast<std::size_t>(r)] == hosts[static_cast<std::size_t>((r + d) % n)];
+    for (int r = 0; r < n; ++r)
+      same += hosts[static_cast<std::size_t>(r)] == hosts[static_cast<std::size_t>((r + d) % n)];
     if (same < best_count) {
       best = d;
       best_count = same;

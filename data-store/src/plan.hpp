@@ -13,15 +13,15 @@ namespace fx::detail {
 struct SlotSummary {
   std::int64_t iteration = -1;
   std::int64_t sequence = 0;
-  std::int32_t size = 0;         // app size when the version was taken
-  std::int32_t own_rank = -1;    // complete own image of this logical rank (-1: none)
-  std::int32_t held_rank = -1;   // buddy: complete copy of this rank's image (-1: none)
-  std::int32_t parity = 0;       // parity: 1 when this rank's parity block is complete
-  std::uint64_t own_bytes = 0;   // own image: total and header bytes
+  std::int32_t size = 0;        // app size when the version was taken
+  std::int32_t own_rank = -1;   // complete own image of this logical rank (-1: none)
+  std::int32_t held_rank = -1;  // buddy: complete copy of this rank's image (-1: none)
+  std::int32_t parity = 0;      // parity: 1 when this rank's parity block is complete
+  std::uint64_t own_bytes = 0;  // own image: total and header bytes
   std::uint64_t own_header = 0;
   std::uint64_t held_bytes = 0;  // held copy: total and header bytes
   std::uint64_t held_header = 0;
-  std::uint64_t stripe = 0;      // parity: padded image bytes, common to the group
+  std::uint64_t stripe = 0;  // parity: padded image bytes, common to the group
 };
 static_assert(std::is_trivially_copyable_v<SlotSummary>);
 
@@ -34,19 +34,19 @@ enum class Source { none, own, buddy, parity };
 
 struct RankPlan {
   Source source = Source::none;
-  int holder = -1;               // buddy: who sends this rank its image
-  std::uint64_t bytes = 0;       // buddy: this rank's image size; parity: the stripe
-  std::uint64_t header = 0;      // buddy: header bytes of that image
-  int protect_to = -1;           // buddy: who must get a fresh copy of this rank's image
-  int protect_from = -1;         // ... sent by this rank, from its (restored) own copy
+  int holder = -1;           // buddy: who sends this rank its image
+  std::uint64_t bytes = 0;   // buddy: this rank's image size; parity: the stripe
+  std::uint64_t header = 0;  // buddy: header bytes of that image
+  int protect_to = -1;       // buddy: who must get a fresh copy of this rank's image
+  int protect_from = -1;     // ... sent by this rank, from its (restored) own copy
 };
 
 struct RestorePlan {
-  std::int64_t iteration = -1;   // -1: nothing restorable in memory
+  std::int64_t iteration = -1;  // -1: nothing restorable in memory
   std::int64_t sequence = 0;
   std::vector<RankPlan> ranks;
-  bool history = false;          // a rank committed or restored before: not a cold start
-  bool reencode_parity = false;  // parity blocks missing: recompute them after the restore
+  bool history = false;              // a rank committed or restored before: not a cold start
+  bool reencode_parity = false;      // parity blocks missing: recompute them after the restore
   std::int64_t lost_iteration = -1;  // the newest version, when it was not restorable...
   std::vector<int> lost;             // ...because these ranks' data was nowhere
   std::vector<int> unrecoverable;    // nothing restorable: ranks without a copy of any version

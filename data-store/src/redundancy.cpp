@@ -163,8 +163,10 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   if (!parity()) start_protect(plan, Side::receive);
   const bool all_ok = agree(ok ? 1 : 0) != 0;
   if (!parity()) {
-    if (all_ok) start_protect(plan, Side::send);
-    else cancel_background();
+    if (all_ok)
+      start_protect(plan, Side::send);
+    else
+      cancel_background();
   }
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
@@ -193,8 +195,8 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
     if (rp.source != Source::buddy || rp.holder != r) continue;
     Slot* s = find(it);
     if (!s || !s->held_ok || s->held_rank != q) {
-      FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}",
-                                            q, it));
+      FX_THROW(CheckpointError,
+               fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}", q, it));
     }
     t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
   }
@@ -216,8 +218,9 @@ void DataStore::Impl::start_protect(const detail::RestorePlan& plan, Side side) 
     if (send && rp.protect_from == r) {
       Slot* s = find(it);
       if (q != r || !s || !s->own_ok) {
-        FX_THROW(CheckpointError, fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}",
-                                              q, it));
+        FX_THROW(
+            CheckpointError,
+            fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}", q, it));
       }
       Transfer x(comm, orphans);
       x.send(s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect);
@@ -283,14 +286,15 @@ void DataStore::Impl::rebuild_parity(const detail::RestorePlan& plan, Slot*& min
   }
   Slot* s = find(it);
   if (!s || !s->own_ok || !s->parity_ok) {
-    FX_THROW(CheckpointError, fmt::format("restore plan expects this rank's image and parity of iteration {}", it));
+    FX_THROW(CheckpointError,
+             fmt::format("restore plan expects this rank's image and parity of iteration {}", it));
   }
   // One contiguous message of m chunks, in target order.
   const int idx = r - g.first;
   scratch_b.reset(c * static_cast<std::uint64_t>(m));
   for (int j = 0; j < m; ++j) {
-    const std::byte* src = j == idx ? s->held.data()
-                                    : s->own.data() + static_cast<std::uint64_t>((j - idx + m) % m - 1) * c;
+    const std::byte* src =
+        j == idx ? s->held.data() : s->own.data() + static_cast<std::uint64_t>((j - idx + m) % m - 1) * c;
     std::memcpy(scratch_b.data() + static_cast<std::uint64_t>(j) * c, src, c);
   }
   Transfer x(comm, orphans);

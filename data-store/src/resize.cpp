@@ -127,7 +127,11 @@ PriorMember PriorPiece::member(const std::string& name) const {
   const auto& info = image_.info;
   for (const auto& r : info.members) {
     if (r.name == name) {
-      return {r.name, r.type, r.layout, r.extents, image_.bytes + info.payload_offset + r.offset,
+      return {r.name,
+              r.type,
+              r.layout,
+              r.extents,
+              image_.bytes + info.payload_offset + r.offset,
               static_cast<std::size_t>(r.bytes)};
     }
   }
@@ -140,9 +144,10 @@ PriorMember PriorPiece::member(const std::string& name) const {
 PriorMember PriorPiece::typed(const std::string& name, const std::string& type, std::size_t element) const {
   PriorMember m = member(name);
   if (m.type != type || m.bytes % element != 0) {
-    FX_THROW(CheckpointError, fmt::format("member '{}' of old rank {}'s image of iteration {} is {} ({} bytes), "
-                                          "read as {}",
-                                          name, image_.info.rank, image_.info.iteration, m.type, m.bytes, type));
+    FX_THROW(CheckpointError,
+             fmt::format("member '{}' of old rank {}'s image of iteration {} is {} ({} bytes), "
+                         "read as {}",
+                         name, image_.info.rank, image_.info.iteration, m.type, m.bytes, type));
   }
   return m;
 }
@@ -158,8 +163,8 @@ void PriorPiece::not_scalar(const std::string& name, std::size_t count) const {
 namespace {
 
 // The image of old rank q in this rank's prior versions, or null.
-const std::byte* held_image(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration, int q,
-                            bool own) {
+const std::byte* held_image(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration,
+                            int q, bool own) {
   for (const auto& s : prior) {
     if (s->iteration != iteration) continue;
     if (own && s->own_ok && s->own_info.rank == q) return s->own.data();
@@ -286,10 +291,11 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     // A rank died with the rank holding its copy: HDF5, when it is on.
     const bool disk = options_.hdf5.every > 0 || options_.hdf5.restart;
     if (!disk) {
-      FX_THROW(CheckpointLost,
-               fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
-                           "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
-                           m, n, lost));
+      FX_THROW(
+          CheckpointLost,
+          fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
+                      "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
+                      m, n, lost));
     }
     if (r == 0) {
       log::warn("restore after the shrink: no copy survived of {}; trying HDF5", lost);
@@ -320,10 +326,11 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     }
     comm_.bcast(&found, 1, 0);
     if (found < 0) {
-      FX_THROW(CheckpointLost,
-               fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
-                           "no complete HDF5 version written by {} ranks",
-                           m, n, lost, im.root().string(), m));
+      FX_THROW(
+          CheckpointLost,
+          fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
+                      "no complete HDF5 version written by {} ranks",
+                      m, n, lost, im.root().string(), m));
     }
     comm_.bcast(flat.data(), flat.size(), 0);
     manifest.iteration = static_cast<std::int64_t>(flat[0]);
@@ -341,16 +348,18 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   std::vector<char> want(static_cast<std::size_t>(m), 0);
   for (const int q : wants(v)) {
     if (q < 0 || q >= m) {
-      FX_THROW(UsageError, fmt::format("restore_resized: wants old rank {}, but iteration {} was written by ranks "
-                                       "0..{}",
-                                       q, v.iteration, m - 1));
+      FX_THROW(UsageError,
+               fmt::format("restore_resized: wants old rank {}, but iteration {} was written by ranks "
+                           "0..{}",
+                           q, v.iteration, m - 1));
     }
     want[static_cast<std::size_t>(q)] = 1;
   }
   std::vector<char> wanted(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
   FX_CHECK_MPI(comm_, MPI_Allgather(want.data(), m, MPI_CHAR, wanted.data(), m, MPI_CHAR, comm_.raw()));
   auto wants_piece = [&](int p, int q) {
-    return wanted[static_cast<std::size_t>(p) * static_cast<std::size_t>(m) + static_cast<std::size_t>(q)] != 0;
+    return wanted[static_cast<std::size_t>(p) * static_cast<std::size_t>(m) + static_cast<std::size_t>(q)] !=
+           0;
   };
 
   // The pieces this rank gets: in its own memory, received, or read from disk.
@@ -422,11 +431,12 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   std::vector<detail::PriorImage> images;
   if (ok) {
     for (const auto& [q, image] : at) {
-      const std::string what = fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, v.level);
+      const std::string what =
+          fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, v.level);
       try {
         if (!image) FX_THROW(CheckpointError, what + ": not in this rank's memory any more");
-        const std::size_t size = received.count(q) ? received[q].size()
-                                                   : plan.sources[static_cast<std::size_t>(q)].bytes;
+        const std::size_t size =
+            received.count(q) ? received[q].size() : plan.sources[static_cast<std::size_t>(q)].bytes;
         detail::PriorImage pi{detail::read_header(image, size, what), image};
         if (pi.info.rank != q || pi.info.iteration != v.iteration || pi.info.size != m) {
           FX_THROW(CheckpointError, fmt::format("{}: holds rank {} of {}, iteration {}", what, pi.info.rank,
@@ -444,10 +454,11 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   }
   if (!im.agree(ok)) {
     FX_THROW(CheckpointError,
-             error.empty() ? fmt::format("restore after the shrink: iteration {} ({}) failed its checks on another "
-                                         "rank (see its log)",
-                                         v.iteration, v.level)
-                           : error);
+             error.empty()
+                 ? fmt::format("restore after the shrink: iteration {} ({}) failed its checks on another "
+                               "rank (see its log)",
+                               v.iteration, v.level)
+                 : error);
   }
   for (const auto& pi : images) use(PriorPiece(pi));
 
@@ -466,12 +477,13 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   (v.level == "memory" ? st.memory_seconds : st.hdf5_seconds) = st.seconds;
   im.restore_stats = st;
   resized_restore_ = st;
-  const auto pieces = static_cast<unsigned long long>(
-      comm_.allreduce(static_cast<std::int64_t>(images.size()), MPI_SUM));
+  const auto pieces =
+      static_cast<unsigned long long>(comm_.allreduce(static_cast<std::int64_t>(images.size()), MPI_SUM));
   if (r == 0) {
-    log::info("restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
-              "delivered) in {:.2f} ms",
-              v.iteration, v.level == "memory" ? "memory" : "HDF5", m, n, pieces, st.seconds * 1e3);
+    log::info(
+        "restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
+        "delivered) in {:.2f} ms",
+        v.iteration, v.level == "memory" ? "memory" : "HDF5", m, n, pieces, st.seconds * 1e3);
   }
   return v;
 }

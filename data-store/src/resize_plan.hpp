@@ -18,8 +18,8 @@ struct PriorSource {
 };
 
 struct PriorPlan {
-  int old_size = 0;                  // 0: no version at all
-  std::int64_t iteration = -1;       // newest version complete in memory (-1: none)
+  int old_size = 0;             // 0: no version at all
+  std::int64_t iteration = -1;  // newest version complete in memory (-1: none)
   std::int64_t sequence = 0;
   std::vector<PriorSource> sources;  // per old rank, for `iteration`
   // Versions newer than `iteration` (all, when it is -1), newest first,

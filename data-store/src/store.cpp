@@ -261,7 +261,8 @@ DataStore::DataStore(CheckpointConfig options)
     : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_, statics_)) {
   const auto& m = options_.memory;
   if (m.scheme == MemoryScheme::parity && m.parity_group < 2) {
-    FX_THROW(CheckpointError, fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
+    FX_THROW(CheckpointError,
+             fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
   }
 }
 

@@ -4,8 +4,8 @@
 // after each repair every live process drops the specs whose victims died.
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
-#include <fx/exit_code.hpp>
 #include <fx/error.hpp>
+#include <fx/exit_code.hpp>
 #include <fx/inject.hpp>
 #include <fx/log.hpp>
 

@@ -82,10 +82,10 @@ class Driver final : public ResilientApp {
                "a process failed after the resilient function had returned, outside the Reinit rollback "
                "region: there, as with errors-are-fatal, the job ends");
     }
-    const ReinitState state = entries_ > 0                    ? ReinitState::reinited
+    const ReinitState state = entries_ > 0 ? ReinitState::reinited
                               : ctx.role() == Role::recovered || ctx.role() == Role::restarted
                                   ? ReinitState::restarted
-                                                              : ReinitState::fresh;
+                                  : ReinitState::fresh;
     ++entries_;
     log::debug("entering the resilient function: {}", reinit_state_name(state));
     {

@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +70,8 @@ Platform detect_platform() {
     p.mpi_version = v;
   }
 #ifdef KOKKOS_VERSION
-  p.kokkos_version = fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
+  p.kokkos_version =
+      fmt::format("{}.{}.{}", KOKKOS_VERSION / 10000, KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100);
 #endif
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -99,7 +100,9 @@ void Report::set_config(const Config& config, int active, int spares, int world_
 }
 
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
-void Report::set_real_result(const std::string& key, double value) { results_[key] = fmt::format("{}", value); }
+void Report::set_real_result(const std::string& key, double value) {
+  results_[key] = fmt::format("{}", value);
+}
 
 void Report::set_exit(ExitCode code, std::string text) {
   exit_ = code;
@@ -207,8 +210,10 @@ std::string Report::to_yaml() const {
   out << YAML::EndMap;
 
   out << YAML::Key << "config" << YAML::Value;
-  if (config_echo_.empty()) out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
-  else out << YAML::Load(config_echo_);
+  if (config_echo_.empty())
+    out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+  else
+    out << YAML::Load(config_echo_);
   out << YAML::EndMap;
   if (!out.good()) FX_THROW(Error, fmt::format("run report: YAML emitter error: {}", out.GetLastError()));
   return std::string(out.c_str()) + "\n";
@@ -252,8 +257,9 @@ void Report::adopt_history(const std::string& yaml) {
   }
   checkpoints_.clear();
   for (const auto& c : r["checkpoints"]) {
-    checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(), c["level"].as<std::string>(),
-                            c["bytes"].as<std::uint64_t>(), c["seconds"].as<double>(), c["bandwidth"].as<double>()});
+    checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(),
+                            c["level"].as<std::string>(), c["bytes"].as<std::uint64_t>(),
+                            c["seconds"].as<double>(), c["bandwidth"].as<double>()});
   }
   tryblocks_.clear();
   for (const auto& t : r["tryblocks"]) {
@@ -301,7 +307,8 @@ std::string Report::summary() const {
     // The run's own order first, then anything else the runtime timed.
     std::vector<std::string> order = {"setup", "initialize", "steps", "finish", "total"};
     for (const auto& kv : phases_)
-      if (std::find(order.begin(), order.end(), kv.first) == order.end()) order.insert(order.end() - 1, kv.first);
+      if (std::find(order.begin(), order.end(), kv.first) == order.end())
+        order.insert(order.end() - 1, kv.first);
     std::string p;
     for (const auto& k : order) {
       const auto it = phases_.find(k);
@@ -311,13 +318,15 @@ std::string Report::summary() const {
   }
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) {
-    line(fmt::format("    {} (world {}{}) at {:.3f} s, iteration {}, detected after {}",
-                     f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
-                     f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
+    line(fmt::format(
+        "    {} (world {}{}) at {:.3f} s, iteration {}, detected after {}",
+        f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
+        f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
   }
   line(fmt::format("  recoveries: {}", recoveries_.size()));
   if (restarts_from_scratch_ > 0) {
-    line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost", restarts_from_scratch_));
+    line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
+                     restarts_from_scratch_));
   }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) {
     const auto& r = recoveries_[i];

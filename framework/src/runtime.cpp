@@ -416,7 +416,8 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   // even when this attempt saw none.
   if (launch_attempt() > 1 && verdict_.code == ExitCode::ok) {
     verdict_.code = ExitCode::survived;
-    verdict_.text = fmt::format("finished after the supervisor relaunched the job (attempt {})", launch_attempt());
+    verdict_.text =
+        fmt::format("finished after the supervisor relaunched the job (attempt {})", launch_attempt());
   }
   if (!clean && !failures_seen() && verdict_.code == ExitCode::ok) {
     verdict_.code = ExitCode::survived;

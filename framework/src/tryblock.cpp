@@ -20,10 +20,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
+#include <exception>
 #include <memory>
-
 
 #include "deadline.hpp"
 #include "tryblock_detail.hpp"
@@ -113,8 +112,8 @@ struct TryFrame {
   std::uint32_t seq = 0;  // admission number on comm
   int tag_base = 0;
   double deadline = 0;
-  unsigned errors = 0;             // TryError bits asserted here
-  bool failure_seen = false;       // a process failure was observed here
+  unsigned errors = 0;        // TryError bits asserted here
+  bool failure_seen = false;  // a process failure was observed here
   // The body threw what no retry can fix (a usage error, a non-fx
   // exception): the block ends on every rank and this rethrows it.
   std::exception_ptr fatal;
@@ -153,7 +152,7 @@ constexpr unsigned kClean = 1u << 1;       // comm not revoked as far as I know
 constexpr unsigned kNoRecovery = 1u << 2;  // my runtime has no failure pending
 constexpr unsigned kNoRollback = 1u << 3;  // this block did not roll back here before
 constexpr unsigned kPrintShift = 4;
-constexpr unsigned kNoFatal = 1u << 20;  // no rank's body threw an error no retry can fix
+constexpr unsigned kNoFatal = 1u << 20;   // no rank's body threw an error no retry can fix
 constexpr unsigned kSpare = 0xffe00000u;  // unused bits stay 1 under AND
 // Detail agreements: 6 fields of 5 error bits per agreement, OR-ed through
 // AND of complements, plus two flags.
@@ -372,7 +371,7 @@ struct Decision {
   bool suspect = false;   // the comm must be rebuilt
   bool mismatch = false;  // ranks entered different blocks
   bool rolled_back_before = false;
-  bool fatal = false;     // some rank's body threw an error no retry can fix
+  bool fatal = false;                             // some rank's body threw an error no retry can fix
   std::vector<std::vector<TryRankError>> errors;  // per frame: the block, then its deferred blocks
 };
 
@@ -383,7 +382,8 @@ struct Decision {
   if (f.fatal) std::rethrow_exception(f.fatal);
   f.rt.on_failure(f.comm.raw(), MPI_ERR_OTHER, "a TryBlock body's error");
   FX_THROW(ProcessFailure,
-           fmt::format("TryBlock '{}': the body threw an error no retry can fix on another rank", f.name), {});
+           fmt::format("TryBlock '{}': the body threw an error no retry can fix on another rank", f.name),
+           {});
 }
 
 Decision decide(TryFrame& f) {

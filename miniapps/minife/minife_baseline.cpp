@@ -17,17 +17,18 @@
 int main(int argc, char** argv) {
   using namespace miniapps;
   using minife::Params;
-  return baseline_main<Params>(
-      argc, argv, "minife_baseline", "miniFE-like FE heat conduction + CG (plain MPI + Kokkos baseline)",
-      [](const Params& p, const PlainComm& comm) {
-        const int rank = comm.rank();
-        auto log = [rank](const std::string& line) {
-          if (rank == 0) std::fprintf(stderr, "[minife_baseline r0] %s\n", line.c_str());
-        };
-        minife::Cg<PlainComm> cg(p, rank, comm.size(), log);
-        cg.initialize(comm);
-        while (!cg.step(comm)) {
-        }
-        return cg.results(comm);
-      });
+  return baseline_main<Params>(argc, argv, "minife_baseline",
+                               "miniFE-like FE heat conduction + CG (plain MPI + Kokkos baseline)",
+                               [](const Params& p, const PlainComm& comm) {
+                                 const int rank = comm.rank();
+                                 auto log = [rank](const std::string& line) {
+                                   if (rank == 0)
+                                     std::fprintf(stderr, "[minife_baseline r0] %s\n", line.c_str());
+                                 };
+                                 minife::Cg<PlainComm> cg(p, rank, comm.size(), log);
+                                 cg.initialize(comm);
+                                 while (!cg.step(comm)) {
+                                 }
+                                 return cg.results(comm);
+                               });
 }

@@ -42,9 +42,9 @@ std::optional<std::int64_t> restore_resized(fx::Context& ctx, Cg& cg) {
           std::size_t count = 0;
           const double* src = piece.data<double>(name, &count);
           if (count != static_cast<std::size_t>(box.volume()))
-            FX_THROW(fx::CheckpointError, std::string("minife: old rank ") + std::to_string(piece.rank()) + "'s " +
-                                              name + " has " + std::to_string(count) + " rows, its node block " +
-                                              std::to_string(box.volume()));
+            FX_THROW(fx::CheckpointError, std::string("minife: old rank ") + std::to_string(piece.rank()) +
+                                              "'s " + name + " has " + std::to_string(count) +
+                                              " rows, its node block " + std::to_string(box.volume()));
           copy_overlap(box, src, 0, a.box, dst.data(), 0);
         }
         cg.rr() = piece.scalar<double>("rr");

@@ -80,9 +80,10 @@ class StencilApp : public fx::ResilientApp {
           std::size_t count = 0;
           const double* src = piece.data<double>("u", &count);
           if (count != static_cast<std::size_t>((box.n[0] + 2) * (box.n[1] + 2) * (box.n[2] + 2)))
-            FX_THROW(fx::CheckpointError, "stencil: old rank " + std::to_string(piece.rank()) + "'s field has " +
-                                              std::to_string(count) + " values, its block needs " +
-                                              std::to_string(box.volume()) + " plus ghosts");
+            FX_THROW(fx::CheckpointError, "stencil: old rank " + std::to_string(piece.rank()) +
+                                              "'s field has " + std::to_string(count) +
+                                              " values, its block needs " + std::to_string(box.volume()) +
+                                              " plus ghosts");
           miniapps::copy_overlap(box, src, 1, b.box, host.data(), 1);
           solver_->iteration() = piece.scalar<std::int64_t>("iteration");
           solver_->residual() = piece.scalar<double>("residual");

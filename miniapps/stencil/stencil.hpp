@@ -237,7 +237,8 @@ inline std::uint64_t local_checksum(const Field& u, const Block& b) {
         const double v = u(i, j, k);
         std::uint64_t bits;
         std::memcpy(&bits, &v, sizeof bits);
-        const std::uint64_t gid = static_cast<std::uint64_t>(((x0 + i - 1) * gy + (y0 + j - 1)) * gz + (z0 + k - 1));
+        const std::uint64_t gid =
+            static_cast<std::uint64_t>(((x0 + i - 1) * gy + (y0 + j - 1)) * gz + (z0 + k - 1));
         acc += XXH3_64bits_withSeed(&bits, sizeof bits, gid);
       },
       sum);
@@ -276,7 +277,6 @@ class Solver {
     zero_shell(v_);
     apply_walls(v_, b_);
   }
-
 
   // A fresh start: u = 0 inside, walls on the boundary, iteration 0.
   void initialize() {
@@ -333,9 +333,10 @@ class Solver {
     r.add_timing("compute_s", step_seconds_);
     r.add_timing("iteration_median_s", timer_.percentile(0.5));
     r.add_timing("iteration_p10_s", timer_.percentile(0.1));
-    r.add_timing("bandwidth_gbs", steps_done_ > 0 && step_seconds_ > 0
-                                      ? 2.0 * sizeof(double) * points * double(steps_done_) / step_seconds_ * 1e-9
-                                      : 0.0);
+    r.add_timing("bandwidth_gbs",
+                 steps_done_ > 0 && step_seconds_ > 0
+                     ? 2.0 * sizeof(double) * points * double(steps_done_) / step_seconds_ * 1e-9
+                     : 0.0);
     return r;
   }
 

@@ -17,18 +17,19 @@
 int main(int argc, char** argv) {
   using namespace miniapps;
   using stencil::Params;
-  return baseline_main<Params>(
-      argc, argv, "stencil_baseline", "3D heat equation, 7-point Jacobi (plain MPI + Kokkos baseline)",
-      [](const Params& p, const PlainComm& comm) {
-        const int rank = comm.rank();
-        auto log = [rank](const std::string& line) {
-          if (rank == 0) std::fprintf(stderr, "[stencil_baseline r0] %s\n", line.c_str());
-        };
-        stencil::Solver<PlainComm> solver(p, rank, comm.size(), log);
-        solver.initialize();
-        comm.barrier();
-        while (!solver.step(comm)) {
-        }
-        return solver.results(comm);
-      });
+  return baseline_main<Params>(argc, argv, "stencil_baseline",
+                               "3D heat equation, 7-point Jacobi (plain MPI + Kokkos baseline)",
+                               [](const Params& p, const PlainComm& comm) {
+                                 const int rank = comm.rank();
+                                 auto log = [rank](const std::string& line) {
+                                   if (rank == 0)
+                                     std::fprintf(stderr, "[stencil_baseline r0] %s\n", line.c_str());
+                                 };
+                                 stencil::Solver<PlainComm> solver(p, rank, comm.size(), log);
+                                 solver.initialize();
+                                 comm.barrier();
+                                 while (!solver.step(comm)) {
+                                 }
+                                 return solver.results(comm);
+                               });
 }

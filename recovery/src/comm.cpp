@@ -45,10 +45,11 @@ void Comm::barrier(CallSite site) const { check(MPI_Barrier(raw()), "MPI_Barrier
 
 namespace detail {
 void throw_count_too_large(const char* call, std::size_t count, const char* type, CallSite site) {
-  throw UsageError(fmt::format("{}:{}: fx::Comm: {} of {} {} refused: MPI counts are int, at most {}; split the "
-                               "message",
-                               site.file, site.line, call, count, type, INT_MAX),
-                   site.file, site.line);
+  throw UsageError(
+      fmt::format("{}:{}: fx::Comm: {} of {} {} refused: MPI counts are int, at most {}; split the "
+                  "message",
+                  site.file, site.line, call, count, type, INT_MAX),
+      site.file, site.line);
 }
 }  // namespace detail
 

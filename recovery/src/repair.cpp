@@ -65,7 +65,8 @@ int gather_identities(MPI_Comm comm, const Identity& mine, std::vector<Identity>
   std::vector<int> flat(3 * static_cast<std::size_t>(n));
   const int rc = MPI_Allgather(triple, 3, MPI_INT, flat.data(), 3, MPI_INT, comm);
   if (rc != MPI_SUCCESS) return rc;
-  for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+  for (int i = 0; i < n; ++i)
+    all[static_cast<std::size_t>(i)] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
   return MPI_SUCCESS;
 }
 

@@ -152,10 +152,14 @@ std::string error_name(int rc) {
   if (rc == MPI_SUCCESS) return "MPI_SUCCESS";
 #if FX_HAVE_ULFM
   switch (error_class(rc)) {
-    case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED";
-    case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
-    case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
-    default: break;
+    case MPIX_ERR_PROC_FAILED:
+      return "MPIX_ERR_PROC_FAILED";
+    case MPIX_ERR_PROC_FAILED_PENDING:
+      return "MPIX_ERR_PROC_FAILED_PENDING";
+    case MPIX_ERR_REVOKED:
+      return "MPIX_ERR_REVOKED";
+    default:
+      break;
   }
 #endif
   char text[MPI_MAX_ERROR_STRING];

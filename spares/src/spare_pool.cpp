@@ -1,5 +1,5 @@
-#include <fx/spares/spare_pool.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx/spares/spare_pool.hpp>
 
 #include <sched.h>
 #include <time.h>
@@ -90,7 +90,8 @@ int idle_wait(Watch& watch, SpareIdle mode, double poll_ms) {
   while (!watch.test(rc)) {
     if (mode == SpareIdle::sleep)
       nanosleep(&pause, nullptr);
-    else sched_yield();
+    else
+      sched_yield();
   }
   return rc;
 }

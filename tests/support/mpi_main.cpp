@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   int live_rank = 0;
   MPI_Comm_rank(live, &live_rank);
   if (!ok && local == 0 && live_rank == 0) std::fprintf(stderr, "[fx test] a test failed on another rank\n");
-  if (live_rank == 0) fx::detail::write_status(ok ? fx::ExitCode::ok : fx::ExitCode::error, ok ? "passed" : "failed");
+  if (live_rank == 0)
+    fx::detail::write_status(ok ? fx::ExitCode::ok : fx::ExitCode::error, ok ? "passed" : "failed");
   fx::detail::shutdown(live, failures, ok ? 0 : 1);
   return ok ? 0 : 1;
 }

@@ -29,14 +29,24 @@ void emit(Level lv, fmt::format_string<Args...> f, Args&&... args) {
   if (enabled(lv)) detail::write(lv, fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
-void trace(fmt::format_string<Args...> f, Args&&... a) { emit(Level::trace, f, std::forward<Args>(a)...); }
+void trace(fmt::format_string<Args...> f, Args&&... a) {
+  emit(Level::trace, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void debug(fmt::format_string<Args...> f, Args&&... a) { emit(Level::debug, f, std::forward<Args>(a)...); }
+void debug(fmt::format_string<Args...> f, Args&&... a) {
+  emit(Level::debug, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) { emit(Level::info, f, std::forward<Args>(a)...); }
+void info(fmt::format_string<Args...> f, Args&&... a) {
+  emit(Level::info, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) { emit(Level::warn, f, std::forward<Args>(a)...); }
+void warn(fmt::format_string<Args...> f, Args&&... a) {
+  emit(Level::warn, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) { emit(Level::error, f, std::forward<Args>(a)...); }
+void error(fmt::format_string<Args...> f, Args&&... a) {
+  emit(Level::error, f, std::forward<Args>(a)...);
+}
 
 }  // namespace fx::log

@@ -189,10 +189,9 @@ FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode:
 FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
               {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
               {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::restore, "restore"},
-              {fx::Phase::restore_load, "restore-load"},
-              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
-              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
-              {fx::Phase::finalize, "finalize"})
+              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::start_restore, "start-restore"},
+              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
+              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).

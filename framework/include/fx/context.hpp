@@ -31,7 +31,7 @@ namespace detail {
 class Runtime;
 struct ContextAccess;
 struct TryState;
-}
+}  // namespace detail
 
 // What an application sees of fx. Handed to every ResilientApp hook.
 class Context {

@@ -25,22 +25,22 @@ enum class TryBlockOutcome { committed, aborted };
 
 struct FailureRecord {
   int world_rank = -1;
-  int logical_rank = -1;       // -1: a spare died
+  int logical_rank = -1;  // -1: a spare died
   std::string host;
-  double time = 0;             // run-relative seconds of the kill (or detection when unknown)
+  double time = 0;                // run-relative seconds of the kill (or detection when unknown)
   double detection_latency = -1;  // kill -> first error seen by a survivor; -1 unknown
   std::int64_t iteration = -1;
 };
 
 struct RecoveryRecord {
-  double start = 0;            // run-relative seconds when repair began
-  double detect_s = -1;        // kill -> first detection
+  double start = 0;      // run-relative seconds when repair began
+  double detect_s = -1;  // kill -> first detection
   double revoke_s = 0;
   double shrink_s = 0;
-  double agree_s = 0;          // allgather of identities + agreement
-  double rebuild_s = 0;        // app comm split + derived comms
+  double agree_s = 0;    // allgather of identities + agreement
+  double rebuild_s = 0;  // app comm split + derived comms
   double restore_s = 0;
-  double total_s = 0;          // detection -> resumed step
+  double total_s = 0;  // detection -> resumed step
   int rounds = 1;
   std::vector<int> failed_world_ranks;
   std::vector<int> failed_logical_ranks;
@@ -53,17 +53,17 @@ struct RecoveryRecord {
 struct CheckpointRecord {
   std::int64_t iteration = 0;
   double time = 0;
-  std::string level;           // memory | hdf5
-  std::uint64_t bytes = 0;     // per rank
+  std::string level;        // memory | hdf5
+  std::uint64_t bytes = 0;  // per rank
   double seconds = 0;
-  double bandwidth = 0;        // bytes / seconds
+  double bandwidth = 0;  // bytes / seconds
 };
 
 struct TryBlockRecord {
   std::string name;
   TryBlockOutcome outcome = TryBlockOutcome::committed;
   int attempts = 1;
-  std::string errors;          // "rank 2: incorrect_result; ..."
+  std::string errors;           // "rank 2: incorrect_result; ..."
   std::int64_t iteration = -1;  // the runtime's iteration the block ran in (-1: unknown)
 };
 
@@ -73,7 +73,7 @@ struct Platform {
   std::string hostname;
   std::string mpi_version;
   std::string kokkos_version;
-  std::string date;            // ISO 8601, UTC
+  std::string date;  // ISO 8601, UTC
 };
 
 class Report {

@@ -53,18 +53,30 @@ struct CommSlot {
 
 template <class T>
 MPI_Datatype mpi_type() {
-  if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
-  else if constexpr (std::is_same_v<T, unsigned>) return MPI_UNSIGNED;
-  else if constexpr (std::is_same_v<T, long>) return MPI_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long>) return MPI_UNSIGNED_LONG;
-  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
-  else if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
-  else if constexpr (std::is_same_v<T, unsigned char> || std::is_same_v<T, std::byte>) return MPI_BYTE;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
-  else return MPI_DATATYPE_NULL;
+  if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, unsigned>)
+    return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<T, long>)
+    return MPI_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long>)
+    return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<T, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long long>)
+    return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<T, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, unsigned char> || std::is_same_v<T, std::byte>)
+    return MPI_BYTE;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return MPI_CXX_DOUBLE_COMPLEX;
+  else
+    return MPI_DATATYPE_NULL;
 }
 
 // (count, type) for a buffer of n T's: typed when MPI knows T, else bytes.

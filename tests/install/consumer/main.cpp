@@ -21,7 +21,8 @@ class Ring : public fx::ResilientApp {
     ctx.store().add_scalar("sum", sum_);
   }
   void initialize(fx::Context& ctx) override {
-    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<std::uint64_t>(ctx.rank()) * 1000 + i;
+    for (std::size_t i = 0; i < data_.size(); ++i)
+      data_[i] = static_cast<std::uint64_t>(ctx.rank()) * 1000 + i;
     sum_ = 0;
   }
   bool step(fx::Context& ctx, std::int64_t it) override {

@@ -43,7 +43,8 @@ TEST(Comm, MpiErrorNamesTheCaller) {
   } catch (const fx::MpiError& e) {
     EXPECT_STREQ(e.file(), __FILE__);
     EXPECT_EQ(e.line(), line);
-    EXPECT_NE(std::string(e.what()).find(std::string("MPI_Send at ") + __FILE__), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::string("MPI_Send at ") + __FILE__), std::string::npos)
+        << e.what();
   }
 }
 

@@ -97,9 +97,10 @@ class StoreApp : public fx::ResilientApp {
     }
     fx_test::agree_verdict(ctx, problems);
     if (r == 0) {
-      std::printf("data_store_ft_app: %d ranks, %d recoveries, last restore %s, first step %lld: state matches the "
-                  "failure-free run bit for bit\n",
-                  p, ctx.recoveries(), level.c_str(), static_cast<long long>(first_step_));
+      std::printf(
+          "data_store_ft_app: %d ranks, %d recoveries, last restore %s, first step %lld: state matches the "
+          "failure-free run bit for bit\n",
+          p, ctx.recoveries(), level.c_str(), static_cast<long long>(first_step_));
     }
   }
 

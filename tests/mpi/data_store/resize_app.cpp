@@ -59,7 +59,8 @@ class ResizeApp : public fx::ResilientApp {
   }
 
   void initialize(fx::Context&) override {
-    for (std::size_t i = 0; i < w_.size(); ++i) w_[i] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(mine_.lo + static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < w_.size(); ++i)
+      w_[i] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(mine_.lo + static_cast<std::int64_t>(i));
     acc_ = 0;
     next_ = 0;
   }
@@ -83,7 +84,8 @@ class ResizeApp : public fx::ResilientApp {
           const Range r = block(words_, old_size, piece.rank());
           std::size_t n = 0;
           const std::uint64_t* src = piece.data<std::uint64_t>("words", &n);
-          if (static_cast<std::int64_t>(n) != r.hi - r.lo) FX_THROW(fx::Error, "old block has the wrong size");
+          if (static_cast<std::int64_t>(n) != r.hi - r.lo)
+            FX_THROW(fx::Error, "old block has the wrong size");
           for (std::int64_t g = std::max(r.lo, mine_.lo); g < std::min(r.hi, mine_.hi); ++g) {
             w_[static_cast<std::size_t>(g - mine_.lo)] = src[g - r.lo];
           }
@@ -100,7 +102,8 @@ class ResizeApp : public fx::ResilientApp {
     acc_ = accs.front();
     resumed_at_ = v->iteration;
     if (next_ != v->iteration) {
-      FX_THROW(fx::Error, fmt::format("restored state is at iteration {}, the version at {}", next_, v->iteration));
+      FX_THROW(fx::Error,
+               fmt::format("restored state is at iteration {}, the version at {}", next_, v->iteration));
     }
     return v->iteration;
   }
@@ -119,7 +122,8 @@ class ResizeApp : public fx::ResilientApp {
 
   void finish(fx::Context& ctx) override {
     std::vector<std::uint64_t> w(static_cast<std::size_t>(words_));
-    for (std::int64_t g = 0; g < words_; ++g) w[static_cast<std::size_t>(g)] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(g);
+    for (std::int64_t g = 0; g < words_; ++g)
+      w[static_cast<std::size_t>(g)] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(g);
     std::uint64_t acc = 0;
     for (std::int64_t it = 0; it < iters_; ++it) {
       std::uint64_t sum = 0;
@@ -145,9 +149,10 @@ class ResizeApp : public fx::ResilientApp {
     }
     fx_test::agree_verdict(ctx, problems);
     if (ctx.rank() == 0) {
-      std::printf("data_store_resize_app: %d ranks (checkpoint of %d), resumed at %lld from %s: every word matches "
-                  "the failure-free run bit for bit\n",
-                  ctx.size(), st.old_size, static_cast<long long>(resumed_at_), st.level.c_str());
+      std::printf(
+          "data_store_resize_app: %d ranks (checkpoint of %d), resumed at %lld from %s: every word matches "
+          "the failure-free run bit for bit\n",
+          ctx.size(), st.old_size, static_cast<long long>(resumed_at_), st.level.c_str());
     }
   }
 

@@ -1,8 +1,8 @@
 // Multi-rank data store tests on a fixed communicator (no kills): a rank
 // "fails" by dropping its DataStore and its state, like a recruited spare
 // that has just run the application's setup.
-#include <fx/data_store/store.hpp>
 #include <fmt/format.h>
+#include <fx/data_store/store.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -39,9 +39,13 @@ struct State {
   std::int64_t it = -1;
 
   explicit State(int r)
-      : rank(r), field(20000 + 1717 * static_cast<std::size_t>(r)), grid("grid", 5, 3 + r), wide("wide", 50, 3) {}
+      : rank(r),
+        field(20000 + 1717 * static_cast<std::size_t>(r)),
+        grid("grid", 5, 3 + r),
+        wide("wide", 50, 3) {}
   void fill(std::int64_t iteration) {
-    for (std::size_t i = 0; i < field.size(); ++i) field[i] = rank * 1e6 + static_cast<double>(iteration) * 1e3 + 0.5 * i;
+    for (std::size_t i = 0; i < field.size(); ++i)
+      field[i] = rank * 1e6 + static_cast<double>(iteration) * 1e3 + 0.5 * i;
     for (int i = 0; i < 5; ++i) {
       for (int j = 0; j < 3 + rank; ++j) grid(i, j) = static_cast<int>(iteration * 100 + i * 10 + j);
     }
@@ -129,8 +133,10 @@ TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
   EXPECT_GT(p.store->last_commit_stats().bytes, 0u);
 
   const int victim = 2 % n;
-  if (r == victim) p.start(memory_only(), comm);  // a recruited spare
-  else p.state->fill(5);                          // survivors moved on since the checkpoint
+  if (r == victim)
+    p.start(memory_only(), comm);  // a recruited spare
+  else
+    p.state->fill(5);  // survivors moved on since the checkpoint
   const auto it = p.store->restore();
   ASSERT_TRUE(it.has_value());
   EXPECT_EQ(*it, 3);
@@ -141,8 +147,10 @@ TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
   // background): now its ward loses everything and restores through it.
   p.store->flush();
   const int ward = (victim + n - 1) % n;
-  if (r == ward) p.start(memory_only(), comm);
-  else p.state->fill(6);
+  if (r == ward)
+    p.start(memory_only(), comm);
+  else
+    p.state->fill(6);
   EXPECT_EQ(p.store->restore(), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 
@@ -214,8 +222,10 @@ TEST(DataStoreParity, OneRankPerGroupIsRebuiltFromParity) {
   p.commit(1);
   p.commit(2);
   for (int victim : {1 % n, (n - 1) % n}) {
-    if (comm.rank() == victim) p.start(cfg, comm);
-    else p.state->fill(9);
+    if (comm.rank() == victim)
+      p.start(cfg, comm);
+    else
+      p.state->fill(9);
     EXPECT_EQ(p.store->restore(), 2);
     EXPECT_EQ(p.store->last_restore_level(), "memory");
     EXPECT_TRUE(all_true(p.state->matches(2))) << "victim " << victim;
@@ -249,8 +259,10 @@ TEST(DataStoreHdf5, RankAndBuddyLostFallsBackToDisk) {
   EXPECT_GT(p.store->last_commit_stats().hdf5_seconds, 0.0);
   p.commit(30);
   EXPECT_EQ(p.store->last_commit_stats().level, "memory");
-  if (comm.rank() == 1 || comm.rank() == 2) p.start(cfg, comm);  // rank 2 held rank 1's copy
-  else p.state->fill(33);
+  if (comm.rank() == 1 || comm.rank() == 2)
+    p.start(cfg, comm);  // rank 2 held rank 1's copy
+  else
+    p.state->fill(33);
   EXPECT_EQ(p.store->restore(), 20);
   EXPECT_EQ(p.store->last_restore_level(), "hdf5");
   EXPECT_TRUE(all_true(p.state->matches(20)));
@@ -276,8 +288,10 @@ TEST(DataStoreHdf5, ColdRestartAfterACleanStop) {
     int complete = 0, dirs = 0;
     for (const auto& e : fs::directory_iterator(dir.path / "ckpt")) {
       ++dirs;
-      if (fs::exists(e.path() / "manifest.yaml")) ++complete;
-      else EXPECT_TRUE(fs::is_empty(e.path())) << e.path();
+      if (fs::exists(e.path() / "manifest.yaml"))
+        ++complete;
+      else
+        EXPECT_TRUE(fs::is_empty(e.path())) << e.path();
       const auto perms = fs::status(e.path()).permissions();
       EXPECT_EQ(perms & fs::perms::others_write, fs::perms::none);
     }

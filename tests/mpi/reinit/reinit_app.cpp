@@ -11,7 +11,6 @@
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
-
 #include <cstring>
 #include <string>
 #include <vector>

@@ -30,7 +30,7 @@ struct Options {
   int expect_recoveries = -1;
   int expect_size = -1;
   bool derived = false;
-  int throw_rank = -1;  // this logical rank throws an fx::Error at iteration 5
+  int throw_rank = -1;     // this logical rank throws an fx::Error at iteration 5
   std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
 };
 
@@ -63,7 +63,8 @@ class RingApp : public fx::ResilientApp {
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
-    if (it == 5 && ctx.rank() == opt_.throw_rank) FX_THROW(fx::Error, "ring_app: --throw-on-rank asked for an error");
+    if (it == 5 && ctx.rank() == opt_.throw_rank)
+      FX_THROW(fx::Error, "ring_app: --throw-on-rank asked for an error");
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;
@@ -84,7 +85,8 @@ class RingApp : public fx::ResilientApp {
       FX_THROW(fx::Error, fmt::format("size {} != expected {}", ctx.size(), opt_.expect_size));
     }
     if (opt_.expect_recoveries >= 0 && ctx.recoveries() != opt_.expect_recoveries) {
-      FX_THROW(fx::Error, fmt::format("recoveries {} != expected {}", ctx.recoveries(), opt_.expect_recoveries));
+      FX_THROW(fx::Error,
+               fmt::format("recoveries {} != expected {}", ctx.recoveries(), opt_.expect_recoveries));
     }
     if (callbacks_ != ctx.recoveries() - recoveries_at_setup_) {
       FX_THROW(fx::Error, fmt::format("{} failure callbacks ran for {} recoveries since setup", callbacks_,

@@ -91,7 +91,8 @@ class TryApp : public fx::ResilientApp {
         t.raise_error(TryError::incorrect_result);
       if (sc == "nested" && it == 6) nested(t, ctx);
       // Errors no retry can fix: the job ends with them, not a retry.
-      if (sc == "throw_std" && it == 7 && r == 2) throw std::runtime_error("tryblock_app: a std::runtime_error");
+      if (sc == "throw_std" && it == 7 && r == 2)
+        throw std::runtime_error("tryblock_app: a std::runtime_error");
       if (sc == "throw_usage" && it == 7 && r == 1) FX_THROW(fx::UsageError, "tryblock_app: a usage error");
     };
     fx::TryOptions options;

@@ -15,10 +15,10 @@ namespace {
 
 struct BadCase {
   std::string name;
-  std::string yaml;                 // "" : no file
+  std::string yaml;  // "" : no file
   std::vector<std::string> env;
   std::vector<std::string> sets;
-  int world_size;                   // > 0: also validate_against_world
+  int world_size;  // > 0: also validate_against_world
   std::string expected;
 };
 
@@ -32,168 +32,450 @@ const fx::test::ScratchDir& scratch() {
 std::string expand(std::string text, const std::string& file) {
   for (auto pos = text.find("{f}"); pos != std::string::npos; pos = text.find("{f}", pos + file.size()))
     text.replace(pos, 3, file);
-  for (auto pos = text.find("{d}"); pos != std::string::npos; pos = text.find("{d}", pos + scratch().path().size()))
+  for (auto pos = text.find("{d}"); pos != std::string::npos;
+       pos = text.find("{d}", pos + scratch().path().size()))
     text.replace(pos, 3, scratch().path());
   return text;
 }
 
 const std::vector<BadCase> kCases = {
     // --- malformed YAML and document shape
-    {"unclosed_flow_sequence", "spares: [1, 2\n", {}, {}, 0,
+    {"unclosed_flow_sequence",
+     "spares: [1, 2\n",
+     {},
+     {},
+     0,
      "{f}:2:1: yaml: expected valid YAML, got 'end of sequence flow not found'"},
-    {"bad_indentation", "spares: 2\n  idle: block\n", {}, {}, 0,
+    {"bad_indentation",
+     "spares: 2\n  idle: block\n",
+     {},
+     {},
+     0,
      "{f}:2:7: yaml: expected valid YAML, got 'illegal map value'"},
-    {"top_level_list", "- 1\n- 2\n", {}, {}, 0,
-     "{f}:1:1: document: expected a map of sections (spares, recovery, detector, checkpoint, tryblock, reinit, log, "
+    {"top_level_list",
+     "- 1\n- 2\n",
+     {},
+     {},
+     0,
+     "{f}:1:1: document: expected a map of sections (spares, recovery, detector, checkpoint, tryblock, "
+     "reinit, log, "
      "report, inject, app), got '[1, 2]'"},
-    {"two_documents", "spares: 1\n---\nspares: 2\n", {}, {}, 0,
+    {"two_documents",
+     "spares: 1\n---\nspares: 2\n",
+     {},
+     {},
+     0,
      "{f}:3:1: document: expected one YAML document, got 2"},
     // --- unknown and duplicate keys
-    {"unknown_top_key_suggests", "sparse: 2\n", {}, {}, 0,
-     "{f}:1:1: sparse: expected one of spares, recovery, detector, checkpoint, tryblock, reinit, log, report, "
+    {"unknown_top_key_suggests",
+     "sparse: 2\n",
+     {},
+     {},
+     0,
+     "{f}:1:1: sparse: expected one of spares, recovery, detector, checkpoint, tryblock, reinit, log, "
+     "report, "
      "inject, app (did you mean 'spares'?), got 'sparse'"},
-    {"unknown_nested_key_suggests", "checkpoint:\n  memroy:\n    every: 5\n", {}, {}, 0,
+    {"unknown_nested_key_suggests",
+     "checkpoint:\n  memroy:\n    every: 5\n",
+     {},
+     {},
+     0,
      "{f}:2:3: checkpoint.memroy: expected one of memory, hdf5 (did you mean 'memory'?), got 'memroy'"},
-    {"unknown_key_no_suggestion", "recovery:\n  bananas: 3\n", {}, {}, 0,
-     "{f}:2:3: recovery.bananas: expected one of on_exhausted, max_rounds, timeout_s, max_failures, on_lost_checkpoint, got 'bananas'"},
-    {"duplicate_key", "spares: 1\nlog:\n  level: info\nspares: 2\n", {}, {}, 0,
+    {"unknown_key_no_suggestion",
+     "recovery:\n  bananas: 3\n",
+     {},
+     {},
+     0,
+     "{f}:2:3: recovery.bananas: expected one of on_exhausted, max_rounds, timeout_s, max_failures, "
+     "on_lost_checkpoint, got 'bananas'"},
+    {"duplicate_key",
+     "spares: 1\nlog:\n  level: info\nspares: 2\n",
+     {},
+     {},
+     0,
      "{f}:4:1: spares: expected each key once, got 'spares' again (first at line 1)"},
     // --- wrong types
-    {"spares_not_a_number", "spares: two\n", {}, {}, 0,
+    {"spares_not_a_number",
+     "spares: two\n",
+     {},
+     {},
+     0,
      "{f}:1:9: spares: expected a number of spares >= 0, got 'two'"},
-    {"interval_is_a_list", "checkpoint:\n  memory:\n    every: [1]\n", {}, {}, 0,
+    {"interval_is_a_list",
+     "checkpoint:\n  memory:\n    every: [1]\n",
+     {},
+     {},
+     0,
      "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off), got '[1]'"},
-    {"bool_is_maybe", "checkpoint:\n  hdf5:\n    restart: maybe\n", {}, {}, 0,
+    {"bool_is_maybe",
+     "checkpoint:\n  hdf5:\n    restart: maybe\n",
+     {},
+     {},
+     0,
      "{f}:3:14: checkpoint.hdf5.restart: expected true or false, got 'maybe'"},
-    {"section_is_a_scalar", "recovery: abort\n", {}, {}, 0,
-     "{f}:1:11: recovery: expected a map with keys on_exhausted, max_rounds, timeout_s, max_failures, on_lost_checkpoint, got 'abort'"},
-    {"float_for_integer", "recovery:\n  max_rounds: 2.5\n", {}, {}, 0,
+    {"section_is_a_scalar",
+     "recovery: abort\n",
+     {},
+     {},
+     0,
+     "{f}:1:11: recovery: expected a map with keys on_exhausted, max_rounds, timeout_s, max_failures, "
+     "on_lost_checkpoint, got 'abort'"},
+    {"float_for_integer",
+     "recovery:\n  max_rounds: 2.5\n",
+     {},
+     {},
+     0,
      "{f}:2:15: recovery.max_rounds: expected an integer >= 1, got '2.5'"},
-    {"app_not_a_map", "app: 3\n", {}, {}, 0, "{f}:1:6: app: expected a map (the application's settings), got '3'"},
+    {"app_not_a_map",
+     "app: 3\n",
+     {},
+     {},
+     0,
+     "{f}:1:6: app: expected a map (the application's settings), got '3'"},
     // --- out of range: negative and zero intervals
-    {"negative_interval", "checkpoint:\n  memory:\n    every: -5\n", {}, {}, 0,
+    {"negative_interval",
+     "checkpoint:\n  memory:\n    every: -5\n",
+     {},
+     {},
+     0,
      "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off), got '-5'"},
-    {"zero_timeout", "recovery:\n  timeout_s: 0\n", {}, {}, 0,
+    {"zero_timeout",
+     "recovery:\n  timeout_s: 0\n",
+     {},
+     {},
+     0,
      "{f}:2:14: recovery.timeout_s: expected a number > 0, got '0'"},
-    {"zero_buddy_distance", "checkpoint:\n  memory:\n    buddy_distance: 0\n", {}, {}, 0,
+    {"zero_buddy_distance",
+     "checkpoint:\n  memory:\n    buddy_distance: 0\n",
+     {},
+     {},
+     0,
      "{f}:3:21: checkpoint.memory.buddy_distance: expected a distance >= 1, got '0'"},
-    {"negative_spares", "spares:\n  count: -1\n", {}, {}, 0,
+    {"negative_spares",
+     "spares:\n  count: -1\n",
+     {},
+     {},
+     0,
      "{f}:2:10: spares.count: expected a number of spares >= 0, got '-1'"},
-    {"zero_poll_interval", "spares:\n  poll_interval_ms: 0\n", {}, {}, 0,
+    {"zero_poll_interval",
+     "spares:\n  poll_interval_ms: 0\n",
+     {},
+     {},
+     0,
      "{f}:2:21: spares.poll_interval_ms: expected a number > 0, got '0'"},
     // --- enumerations
-    {"bad_idle_mode", "spares:\n  idle: spin\n", {}, {}, 0,
+    {"bad_idle_mode",
+     "spares:\n  idle: spin\n",
+     {},
+     {},
+     0,
      "{f}:2:9: spares.idle: expected one of block, yield, sleep, got 'spin'"},
-    {"bad_policy_suggests", "recovery:\n  on_exhausted: shrnk\n", {}, {}, 0,
+    {"bad_policy_suggests",
+     "recovery:\n  on_exhausted: shrnk\n",
+     {},
+     {},
+     0,
      "{f}:2:17: recovery.on_exhausted: expected one of abort, shrink (did you mean 'shrink'?), got 'shrnk'"},
-    {"bad_log_level", "log:\n  level: verbose\n", {}, {}, 0,
+    {"bad_log_level",
+     "log:\n  level: verbose\n",
+     {},
+     {},
+     0,
      "{f}:2:10: log.level: expected one of trace, debug, info, warn, error, off, got 'verbose'"},
-    {"bad_reinit_mode", "reinit:\n  mode: later\n", {}, {}, 0,
+    {"bad_reinit_mode",
+     "reinit:\n  mode: later\n",
+     {},
+     {},
+     0,
      "{f}:2:9: reinit.mode: expected one of async, sync, got 'later'"},
     // --- contradictory settings
-    {"hdf5_without_memory", "checkpoint:\n  hdf5:\n    every: 2\n", {}, {}, 0,
-     "{f}:3:12: checkpoint.hdf5.every: expected 0 when checkpoint.memory.every is 0 (HDF5 takes every m-th memory "
+    {"hdf5_without_memory",
+     "checkpoint:\n  hdf5:\n    every: 2\n",
+     {},
+     {},
+     0,
+     "{f}:3:12: checkpoint.hdf5.every: expected 0 when checkpoint.memory.every is 0 (HDF5 takes every m-th "
+     "memory "
      "checkpoint), got '2'"},
-    {"detector_timeout_without_period", "detector:\n  timeout_s: 5\n", {}, {}, 0,
-     "{f}:2:14: detector.timeout_s: expected 0 when detector.period_s is 0 (the heartbeat detector is off), got '5'"},
-    {"detector_timeout_below_period", "detector:\n  period_s: 2\n  timeout_s: 1\n", {}, {}, 0,
+    {"detector_timeout_without_period",
+     "detector:\n  timeout_s: 5\n",
+     {},
+     {},
+     0,
+     "{f}:2:14: detector.timeout_s: expected 0 when detector.period_s is 0 (the heartbeat detector is off), "
+     "got '5'"},
+    {"detector_timeout_below_period",
+     "detector:\n  period_s: 2\n  timeout_s: 1\n",
+     {},
+     {},
+     0,
      "{f}:3:14: detector.timeout_s: expected a timeout longer than detector.period_s (2), got '1'"},
-    {"reinit_with_shrink", "recovery:\n  on_exhausted: shrink\nreinit:\n  enabled: true\n", {}, {}, 0,
-     "{f}:4:12: reinit.enabled: expected false when recovery.on_exhausted is shrink (Reinit restarts at the same "
+    {"reinit_with_shrink",
+     "recovery:\n  on_exhausted: shrink\nreinit:\n  enabled: true\n",
+     {},
+     {},
+     0,
+     "{f}:4:12: reinit.enabled: expected false when recovery.on_exhausted is shrink (Reinit restarts at the "
+     "same "
      "size), got 'true'"},
-    {"spares_equal_processes", "spares: 4\n", {}, {}, 4,
+    {"spares_equal_processes",
+     "spares: 4\n",
+     {},
+     {},
+     4,
      "{f}:1:9: spares: expected fewer spares than the job's 4 processes (at least one active rank), got '4'"},
-    {"spares_exceed_processes_env", "", {"FX_SPARES=6"}, {}, 4,
-     "env FX_SPARES: spares.count: expected fewer spares than the job's 4 processes (at least one active rank), "
+    {"spares_exceed_processes_env",
+     "",
+     {"FX_SPARES=6"},
+     {},
+     4,
+     "env FX_SPARES: spares.count: expected fewer spares than the job's 4 processes (at least one active "
+     "rank), "
      "got '6'"},
-    {"set_replaces_env_spares", "", {"FX_SPARES=1"}, {"spares=3"}, 3,
-     "--fx-set: spares: expected fewer spares than the job's 3 processes (at least one active rank), got '3'"},
-    {"buddy_is_self", "spares: 1\ncheckpoint:\n  memory:\n    every: 5\n    buddy_distance: 3\n", {}, {}, 4,
-     "{f}:5:21: checkpoint.memory.buddy_distance: expected a distance that is not a multiple of the 3 active ranks "
+    {"set_replaces_env_spares",
+     "",
+     {"FX_SPARES=1"},
+     {"spares=3"},
+     3,
+     "--fx-set: spares: expected fewer spares than the job's 3 processes (at least one active rank), got "
+     "'3'"},
+    {"buddy_is_self",
+     "spares: 1\ncheckpoint:\n  memory:\n    every: 5\n    buddy_distance: 3\n",
+     {},
+     {},
+     4,
+     "{f}:5:21: checkpoint.memory.buddy_distance: expected a distance that is not a multiple of the 3 active "
+     "ranks "
      "(a rank would be its own buddy), got '3'"},
     // --- fault injection
-    {"bad_signal_suggests", "inject:\n  failures:\n    - {target: 1, iteration: 5, action: SIGKIL}\n", {}, {}, 0,
-     "{f}:3:41: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip (did you mean "
+    {"bad_signal_suggests",
+     "inject:\n  failures:\n    - {target: 1, iteration: 5, action: SIGKIL}\n",
+     {},
+     {},
+     0,
+     "{f}:3:41: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip (did "
+     "you mean "
      "'SIGKILL'?), got 'SIGKIL'"},
-    {"bad_signal_name", "inject:\n  failures:\n    - target: 1\n      iteration: 5\n      action: SIGHUP\n", {}, {}, 0,
-     "{f}:5:15: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, got 'SIGHUP'"},
-    {"bad_target_syntax", "inject:\n  failures:\n    - {target: 'node:3', iteration: 5}\n", {}, {}, 0,
+    {"bad_signal_name",
+     "inject:\n  failures:\n    - target: 1\n      iteration: 5\n      action: SIGHUP\n",
+     {},
+     {},
+     0,
+     "{f}:5:15: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, got "
+     "'SIGHUP'"},
+    {"bad_target_syntax",
+     "inject:\n  failures:\n    - {target: 'node:3', iteration: 5}\n",
+     {},
+     {},
+     0,
      "{f}:3:16: inject.failures[0].target: expected a logical rank, rank:<r>, world:<w>, spare[:<i>] or "
      "buddy-of:<r>, got 'node:3'"},
-    {"missing_trigger", "inject:\n  failures:\n    - target: 2\n", {}, {}, 0,
+    {"missing_trigger",
+     "inject:\n  failures:\n    - target: 2\n",
+     {},
+     {},
+     0,
      "{f}:3:7: inject.failures[0]: expected an iteration or a phase trigger, got '{target: 2}'"},
-    {"missing_target", "inject:\n  failures:\n    - iteration: 2\n", {}, {}, 0,
+    {"missing_target",
+     "inject:\n  failures:\n    - iteration: 2\n",
+     {},
+     {},
+     0,
      "{f}:3:7: inject.failures[0]: expected a target (a logical rank, rank:<r>, world:<w>, spare[:<i>] or "
      "buddy-of:<r>), got '{iteration: 2}'"},
-    {"bad_phase_suggests", "inject:\n  failures:\n    - {target: 0, phase: halos}\n", {}, {}, 0,
-     "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, commit-agree, "
-     "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean 'halo'?), "
+    {"bad_phase_suggests",
+     "inject:\n  failures:\n    - {target: 0, phase: halos}\n",
+     {},
+     {},
+     0,
+     "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, "
+     "commit-agree, "
+     "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean "
+     "'halo'?), "
      "got 'halos'"},
-    {"bitflip_without_member", "inject:\n  failures:\n    - {target: 0, iteration: 3, action: bitflip}\n", {}, {},
-     0, "{f}:3:41: inject.failures[0].member: expected the name of a registered member for bitflip, got ''"},
-    {"member_without_bitflip", "inject:\n  failures:\n    - {target: 0, iteration: 3, member: u}\n", {}, {}, 0,
-     "{f}:3:41: inject.failures[0].member: expected no member for action SIGKILL (only bitflip corrupts data), "
+    {"bitflip_without_member",
+     "inject:\n  failures:\n    - {target: 0, iteration: 3, action: bitflip}\n",
+     {},
+     {},
+     0,
+     "{f}:3:41: inject.failures[0].member: expected the name of a registered member for bitflip, got ''"},
+    {"member_without_bitflip",
+     "inject:\n  failures:\n    - {target: 0, iteration: 3, member: u}\n",
+     {},
+     {},
+     0,
+     "{f}:3:41: inject.failures[0].member: expected no member for action SIGKILL (only bitflip corrupts "
+     "data), "
      "got 'u'"},
-    {"spare_in_compute", "inject:\n  failures:\n    - {target: spare, phase: compute}\n", {}, {}, 0,
-     "{f}:3:30: inject.failures[0].phase: expected a phase a spare goes through (spare-idle, repair or finalize), "
+    {"spare_in_compute",
+     "inject:\n  failures:\n    - {target: spare, phase: compute}\n",
+     {},
+     {},
+     0,
+     "{f}:3:30: inject.failures[0].phase: expected a phase a spare goes through (spare-idle, repair or "
+     "finalize), "
      "got 'compute'"},
-    {"spare_with_iteration", "inject:\n  failures:\n    - {target: 'spare:1', iteration: 5}\n", {}, {}, 0,
-     "{f}:3:38: inject.failures[0].iteration: expected no iteration for a spare target (idle spares do not count "
+    {"spare_with_iteration",
+     "inject:\n  failures:\n    - {target: 'spare:1', iteration: 5}\n",
+     {},
+     {},
+     0,
+     "{f}:3:38: inject.failures[0].iteration: expected no iteration for a spare target (idle spares do not "
+     "count "
      "iterations; use a phase), got '5'"},
-    {"zero_repeat", "inject:\n  failures:\n    - {target: 0, iteration: 3, repeat: 0}\n", {}, {}, 0,
+    {"zero_repeat",
+     "inject:\n  failures:\n    - {target: 0, iteration: 3, repeat: 0}\n",
+     {},
+     {},
+     0,
      "{f}:3:41: inject.failures[0].repeat: expected an integer >= 1, got '0'"},
-    {"target_rank_missing", "spares: 2\ninject:\n  failures:\n    - {target: 4, iteration: 3}\n", {}, {}, 6,
+    {"target_rank_missing",
+     "spares: 2\ninject:\n  failures:\n    - {target: 4, iteration: 3}\n",
+     {},
+     {},
+     6,
      "{f}:4:16: inject.failures[0].target: expected a logical rank below 4 (the active ranks), got '4'"},
-    {"target_world_missing", "inject:\n  failures:\n    - {target: 'world:9', iteration: 3}\n", {}, {}, 4,
-     "{f}:3:16: inject.failures[0].target: expected a world rank below 4 (the job's processes), got 'world:9'"},
-    {"target_spare_none", "inject:\n  failures:\n    - {target: spare, phase: spare-idle}\n", {}, {}, 4,
-     "{f}:3:16: inject.failures[0].target: expected a target that exists (the job has no spares), got 'spare'"},
-    {"target_buddy_of_missing", "inject:\n  failures:\n    - {target: 'buddy-of:5', iteration: 1}\n", {}, {}, 4,
-     "{f}:3:16: inject.failures[0].target: expected a logical rank below 4 (the active ranks), got 'buddy-of:5'"},
-    {"chaos_without_mtbf", "inject:\n  chaos:\n    seed: 3\n", {}, {}, 0,
+    {"target_world_missing",
+     "inject:\n  failures:\n    - {target: 'world:9', iteration: 3}\n",
+     {},
+     {},
+     4,
+     "{f}:3:16: inject.failures[0].target: expected a world rank below 4 (the job's processes), got "
+     "'world:9'"},
+    {"target_spare_none",
+     "inject:\n  failures:\n    - {target: spare, phase: spare-idle}\n",
+     {},
+     {},
+     4,
+     "{f}:3:16: inject.failures[0].target: expected a target that exists (the job has no spares), got "
+     "'spare'"},
+    {"target_buddy_of_missing",
+     "inject:\n  failures:\n    - {target: 'buddy-of:5', iteration: 1}\n",
+     {},
+     {},
+     4,
+     "{f}:3:16: inject.failures[0].target: expected a logical rank below 4 (the active ranks), got "
+     "'buddy-of:5'"},
+    {"chaos_without_mtbf",
+     "inject:\n  chaos:\n    seed: 3\n",
+     {},
+     {},
+     0,
      "{f}:3:5: inject.chaos.mtbf_iterations: expected a number of iterations > 0, got '{seed: 3}'"},
-    {"chaos_bitflip", "inject:\n  chaos: {seed: 3, mtbf_iterations: 10, action: bitflip}\n", {}, {}, 0,
+    {"chaos_bitflip",
+     "inject:\n  chaos: {seed: 3, mtbf_iterations: 10, action: bitflip}\n",
+     {},
+     {},
+     0,
      "{f}:2:49: inject.chaos.action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, got 'bitflip'"},
     // --- files fx must write
-    {"unwritable_report", "report:\n  path: {d}/plain-file/run.yaml\n", {}, {}, 0,
-     "{f}:2:9: report.path: expected a writable file path, got '{d}/plain-file/run.yaml' ({d}/plain-file is not a "
+    {"unwritable_report",
+     "report:\n  path: {d}/plain-file/run.yaml\n",
+     {},
+     {},
+     0,
+     "{f}:2:9: report.path: expected a writable file path, got '{d}/plain-file/run.yaml' ({d}/plain-file is "
+     "not a "
      "directory)"},
-    {"report_is_directory", "report:\n  path: {d}\n", {}, {}, 0,
+    {"report_is_directory",
+     "report:\n  path: {d}\n",
+     {},
+     {},
+     0,
      "{f}:2:9: report.path: expected a writable file path, got '{d}' ({d} is a directory)"},
     {"unwritable_checkpoint_dir",
-     "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: {d}/plain-file/ckpt}\n", {}, {}, 0,
+     "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: {d}/plain-file/ckpt}\n",
+     {},
+     {},
+     0,
      "{f}:3:31: checkpoint.hdf5.directory: expected a writable directory, got '{d}/plain-file/ckpt' "
      "({d}/plain-file is not a directory)"},
     // --- command line
-    {"set_without_equals", "", {}, {"spares"}, 0,
-     "--fx-set: spares: expected key=value with a dotted key (e.g. checkpoint.memory.every=10), got 'spares'"},
-    {"set_empty_key", "", {}, {"=3"}, 0,
+    {"set_without_equals",
+     "",
+     {},
+     {"spares"},
+     0,
+     "--fx-set: spares: expected key=value with a dotted key (e.g. checkpoint.memory.every=10), got "
+     "'spares'"},
+    {"set_empty_key",
+     "",
+     {},
+     {"=3"},
+     0,
      "--fx-set: <key>: expected key=value with a dotted key (e.g. checkpoint.memory.every=10), got '=3'"},
-    {"set_bad_key_chars", "", {}, {"spares count=2"}, 0,
-     "--fx-set: spares count: expected key=value with a dotted key (e.g. checkpoint.memory.every=10), got 'spares "
+    {"set_bad_key_chars",
+     "",
+     {},
+     {"spares count=2"},
+     0,
+     "--fx-set: spares count: expected key=value with a dotted key (e.g. checkpoint.memory.every=10), got "
+     "'spares "
      "count=2'"},
-    {"set_unknown_key", "spares: 1\n", {}, {"checkpoint.memroy.every=3"}, 0,
+    {"set_unknown_key",
+     "spares: 1\n",
+     {},
+     {"checkpoint.memroy.every=3"},
+     0,
      "--fx-set: checkpoint.memroy: expected one of memory, hdf5 (did you mean 'memory'?), got 'memroy'"},
-    {"set_wrong_type", "spares: 1\n", {}, {"recovery.max_rounds=many"}, 0,
+    {"set_wrong_type",
+     "spares: 1\n",
+     {},
+     {"recovery.max_rounds=many"},
+     0,
      "--fx-set: recovery.max_rounds: expected an integer >= 1, got 'many'"},
-    {"set_bad_yaml_value", "", {}, {"app.sizes=[1,"}, 0,
+    {"set_bad_yaml_value",
+     "",
+     {},
+     {"app.sizes=[1,"},
+     0,
      "--fx-set: app.sizes: expected a YAML value, got '[1,' (end of sequence flow not found)"},
-    {"set_below_a_value", "checkpoint:\n  memory:\n    every: 5\n", {}, {"checkpoint.memory.every.k=1"}, 0,
+    {"set_below_a_value",
+     "checkpoint:\n  memory:\n    every: 5\n",
+     {},
+     {"checkpoint.memory.every.k=1"},
+     0,
      "--fx-set: checkpoint.memory.every.k: expected checkpoint.memory.every to be a map, got '5'"},
     // --- environment
-    {"env_spares_not_a_number", "spares: 1\n", {"FX_SPARES=abc"}, {}, 0,
+    {"env_spares_not_a_number",
+     "spares: 1\n",
+     {"FX_SPARES=abc"},
+     {},
+     0,
      "env FX_SPARES: spares.count: expected a number of spares >= 0, got 'abc'"},
-    {"env_log_level", "", {"FX_LOG_LEVEL=loud"}, {}, 0,
+    {"env_log_level",
+     "",
+     {"FX_LOG_LEVEL=loud"},
+     {},
+     0,
      "env FX_LOG_LEVEL: log.level: expected one of trace, debug, info, warn, error, off, got 'loud'"},
-    {"env_inject_bad_signal", "", {"FX_INJECT=2@5:SIGFOO"}, {}, 0,
-     "env FX_INJECT: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, got "
+    {"env_inject_bad_signal",
+     "",
+     {"FX_INJECT=2@5:SIGFOO"},
+     {},
+     0,
+     "env FX_INJECT: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, "
+     "got "
      "'SIGFOO'"},
-    {"env_inject_malformed", "", {"FX_INJECT=1@3; kill rank 2"}, {}, 0,
+    {"env_inject_malformed",
+     "",
+     {"FX_INJECT=1@3; kill rank 2"},
+     {},
+     0,
      "env FX_INJECT: inject.failures[1]: expected TARGET@WHEN[:ACTION] or key=value,... got 'kill rank 2'"},
-    {"env_cfg_unknown_key", "", {"FX_CFG_CHECKPOINT__MEMORY__EVRY=3"}, {}, 0,
-     "env FX_CFG_CHECKPOINT__MEMORY__EVRY: checkpoint.memory.evry: expected one of every, buddy_distance, scheme, "
+    {"env_cfg_unknown_key",
+     "",
+     {"FX_CFG_CHECKPOINT__MEMORY__EVRY=3"},
+     {},
+     0,
+     "env FX_CFG_CHECKPOINT__MEMORY__EVRY: checkpoint.memory.evry: expected one of every, buddy_distance, "
+     "scheme, "
      "parity_group, depth (did you mean 'every'?), got 'evry'"},
-    {"missing_file", "", {"FX_CONFIG={d}/nope.yaml"}, {}, 0,
+    {"missing_file",
+     "",
+     {"FX_CONFIG={d}/nope.yaml"},
+     {},
+     0,
      "env FX_CONFIG: {d}/nope.yaml: expected a readable YAML file, got '{d}/nope.yaml' (No such file or "
      "directory)"},
 };
@@ -258,7 +540,8 @@ namespace {
 TEST(WritableCheck, ProcIsNotWritable) {
   const std::string f = scratch().file("proc_report.yaml", "report:\n  path: /proc/fx/run.yaml\n");
   const std::string got = fx::test::load_error(f);
-  EXPECT_EQ(got.rfind(f + ":2:9: report.path: expected a writable file path, got '/proc/fx/run.yaml' (", 0), 0u)
+  EXPECT_EQ(got.rfind(f + ":2:9: report.path: expected a writable file path, got '/proc/fx/run.yaml' (", 0),
+            0u)
       << got;
   const std::string g = scratch().file(
       "proc_ckpt.yaml", "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: /proc/fx-ckpt}\n");
@@ -303,7 +586,8 @@ TEST(EverySource, FileValueUnderAnOverride) {
               f + ":1:9: spares: expected a number of spares >= 0, got '" + bad + "'");
   }
   // A contradiction inside the file that an override resolves is fine.
-  const std::string g = scratch().file("resolved.yaml", "checkpoint:\n  memory: {every: 0}\n  hdf5: {every: 2}\n");
+  const std::string g =
+      scratch().file("resolved.yaml", "checkpoint:\n  memory: {every: 0}\n  hdf5: {every: 2}\n");
   EXPECT_EQ(fx::test::load_error(g, {"FX_CFG_CHECKPOINT__MEMORY__EVERY=5"}), "");
 }
 }  // namespace

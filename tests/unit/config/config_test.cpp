@@ -125,7 +125,8 @@ TEST(Config, SparesShorthand) {
 
 TEST(Config, PrecedenceFileEnvCommandLine) {
   ScratchDir d;
-  const auto f = d.file("p.yaml", "log:\n  level: warn\nreport:\n  path: file.yaml\nrecovery:\n  max_rounds: 4\n");
+  const auto f =
+      d.file("p.yaml", "log:\n  level: warn\nreport:\n  path: file.yaml\nrecovery:\n  max_rounds: 4\n");
   // file only
   EXPECT_EQ(fx::load_config(f, {}, {}).log_level, fx::log::Level::warn);
   // env beats file
@@ -156,17 +157,19 @@ TEST(Config, LauncherSparesOverrideFileWithANote) {
 }
 
 TEST(Config, GenericEnvAndOtherVariablesIgnored) {
-  const auto c = fx::load_config("", {"FX_CFG_CHECKPOINT__MEMORY__EVERY=7", "FX_CFG_APP__NX=32", "FX_TIMEOUT=60",
-                                      "FX_STATUS_FILE=/tmp/x", "PATH=/bin"},
+  const auto c = fx::load_config("",
+                                 {"FX_CFG_CHECKPOINT__MEMORY__EVERY=7", "FX_CFG_APP__NX=32", "FX_TIMEOUT=60",
+                                  "FX_STATUS_FILE=/tmp/x", "PATH=/bin"},
                                  {});
   EXPECT_EQ(c.checkpoint.memory.every, 7);
   EXPECT_EQ(c.app["nx"].as<int>(), 32);
 }
 
 TEST(Config, CompactInjectSyntax) {
-  const auto c = fx::load_config(
-      "", {"FX_INJECT=2@5; buddy-of:1@halo:SIGTERM; spare@spare-idle; target=3,iteration=9,action=abort; 0@4/checkpoint"},
-      {});
+  const auto c = fx::load_config("",
+                                 {"FX_INJECT=2@5; buddy-of:1@halo:SIGTERM; spare@spare-idle; "
+                                  "target=3,iteration=9,action=abort; 0@4/checkpoint"},
+                                 {});
   ASSERT_EQ(c.inject.failures.size(), 5u);
   EXPECT_EQ(c.inject.failures[0].target, 2);
   EXPECT_EQ(c.inject.failures[0].iteration, 5);
@@ -192,8 +195,10 @@ TEST(Config, SetTakesYamlValues) {
 TEST(Config, ArgvKeepsTheAppsArguments) {
   ScratchDir d;
   const auto f = d.file("a.yaml", "spares: 1\n");
-  std::vector<std::string> args = {"app", "-x", "--fx-config", f, "input.dat", "--fx-set", "log.level=warn",
-                                   "--fx-set=recovery.max_rounds=2", "--verbose"};
+  std::vector<std::string> args = {
+      "app",       "-x",       "--fx-config",    f,
+      "input.dat", "--fx-set", "log.level=warn", "--fx-set=recovery.max_rounds=2",
+      "--verbose"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -237,8 +242,9 @@ TEST(Config, AppLookups) {
     fx::config_check_keys(c.app, {"nx", "ny", "tol", "name", "ok", "bda"}, c.source);
     FAIL();
   } catch (const fx::ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), f + ":6:3: app.bad: expected one of nx, ny, tol, name, ok, bda (did you mean "
-                                         "'bda'?), got 'bad'");
+    EXPECT_EQ(std::string(e.what()),
+              f + ":6:3: app.bad: expected one of nx, ny, tol, name, ok, bda (did you mean "
+                  "'bda'?), got 'bad'");
   }
   try {
     fx::config_reject(c.app, "nx", "a multiple of 256", c.source);
@@ -251,9 +257,10 @@ TEST(Config, AppLookups) {
 // The echo in a report is itself a valid configuration that loads to the same echo.
 TEST(Config, EchoRoundTrips) {
   ScratchDir d;
-  const auto f = d.file("rt.yaml", "spares: 2\ncheckpoint: {memory: {every: 5}}\ninject:\n  failures:\n"
-                                   "    - {target: 1, iteration: 3, repeat: 2, every: 4}\n"
-                                   "  chaos: {seed: 9, mtbf_iterations: 10}\napp: {nx: 8}\n");
+  const auto f = d.file("rt.yaml",
+                        "spares: 2\ncheckpoint: {memory: {every: 5}}\ninject:\n  failures:\n"
+                        "    - {target: 1, iteration: 3, repeat: 2, every: 4}\n"
+                        "  chaos: {seed: 9, mtbf_iterations: 10}\napp: {nx: 8}\n");
   const std::string echo = YAML::Dump(fx::config_to_yaml(fx::load_config(f, {}, {})));
   const auto f2 = d.file("echo.yaml", echo);
   EXPECT_EQ(YAML::Dump(fx::config_to_yaml(fx::load_config(f2, {}, {}))), echo);

@@ -19,11 +19,12 @@ const std::string kReference = std::string(FX_CONFIG_TEST_DATA) + "/report_refer
 // iterations, HDF5 every 4th of them, one TryBlock retried.
 fx::Report reference_report() {
   fx::test::ScratchDir d;
-  const auto f = d.file("stencil.yaml",
-                        "spares: 2\ncheckpoint:\n  memory: {every: 5}\n  hdf5: {every: 4, directory: ckpt}\n"
-                        "report: {path: runs/stencil-report.yaml}\n"
-                        "inject:\n  failures:\n    - {target: 2, iteration: 17}\n    - {target: 0, iteration: 31}\n"
-                        "app: {nx: 64, ny: 64, nz: 64, iterations: 40}\n");
+  const auto f =
+      d.file("stencil.yaml",
+             "spares: 2\ncheckpoint:\n  memory: {every: 5}\n  hdf5: {every: 4, directory: ckpt}\n"
+             "report: {path: runs/stencil-report.yaml}\n"
+             "inject:\n  failures:\n    - {target: 2, iteration: 17}\n    - {target: 0, iteration: 31}\n"
+             "app: {nx: 64, ny: 64, nz: 64, iterations: 40}\n");
   fx::Report r;
   r.set_platform({"node01", "Open MPI v5.0.11", "3.4.1", "2025-01-01T00:00:00Z"});
   r.set_app("stencil");
@@ -112,12 +113,13 @@ TEST(Report, MatchesReference) {
 TEST(Report, ReferenceHasTheSchema) {
   const YAML::Node n = YAML::LoadFile(kReference);
   EXPECT_EQ(n["fx_report"].as<int>(), 1);
-  for (const char* k : {"app", "exit", "platform", "phases", "failures", "recoveries", "checkpoints", "tryblocks",
-                        "progress", "results", "config"})
+  for (const char* k : {"app", "exit", "platform", "phases", "failures", "recoveries", "checkpoints",
+                        "tryblocks", "progress", "results", "config"})
     EXPECT_TRUE(n[k].IsDefined()) << k;
   EXPECT_EQ(n["exit"]["code"].as<int>(), 3);
   EXPECT_EQ(n["exit"]["status"].as<std::string>(), "survived");
-  for (const char* k : {"hostname", "mpi_version", "kokkos_version", "date", "active_ranks", "spares", "world_size"})
+  for (const char* k :
+       {"hostname", "mpi_version", "kokkos_version", "date", "active_ranks", "spares", "world_size"})
     EXPECT_TRUE(n["platform"][k].IsScalar()) << k;
   ASSERT_TRUE(n["failures"].IsSequence());
   for (const auto& f : n["failures"]) {
@@ -153,16 +155,20 @@ TEST(Report, ReferenceHasTheSchema) {
 TEST(Report, Summary) {
   const std::string s = reference_report().summary();
   if (std::getenv("FX_PRINT_SUMMARY")) std::fputs(s.c_str(), stdout);
-  EXPECT_NE(s.find("fx: stencil, 4 active + 2 spare ranks on node01: survived (exit 3)"), std::string::npos) << s;
-  EXPECT_NE(s.find("  failures: 2\n    logical rank 2 (world 2, node01) at 1.030 s, iteration 17, detected after "
-                   "46.0 ms"),
-            std::string::npos)
+  EXPECT_NE(s.find("fx: stencil, 4 active + 2 spare ranks on node01: survived (exit 3)"), std::string::npos)
       << s;
-  EXPECT_NE(s.find("    #1 at 1.076 s: replace ranks [2] in 8.9 ms (revoke 0.4 ms, shrink 2.1 ms, agree 0.9 ms, "
-                   "rebuild 1.3 ms, restore 4.2 ms), resumed at iteration 15 from memory"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("  failures: 2\n    logical rank 2 (world 2, node01) at 1.030 s, iteration 17, detected after "
+             "46.0 ms"),
+      std::string::npos)
       << s;
-  EXPECT_NE(s.find("  checkpoints (memory): 11, 2.0 MiB per rank each, 1.1 ms each, 1.8 GiB/s"), std::string::npos)
+  EXPECT_NE(
+      s.find("    #1 at 1.076 s: replace ranks [2] in 8.9 ms (revoke 0.4 ms, shrink 2.1 ms, agree 0.9 ms, "
+             "rebuild 1.3 ms, restore 4.2 ms), resumed at iteration 15 from memory"),
+      std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  checkpoints (memory): 11, 2.0 MiB per rank each, 1.1 ms each, 1.8 GiB/s"),
+            std::string::npos)
       << s;
   EXPECT_NE(s.find("  tryblocks: 2 committed, 0 aborted"), std::string::npos) << s;
   EXPECT_NE(s.find("  report: runs/stencil-report.yaml"), std::string::npos) << s;
@@ -213,8 +219,9 @@ TEST(Report, SetResultTakesEveryArithmeticType) {
   r.set_result("flag", true);
   r.set_result("literal", "text");
   const std::string yaml = r.to_yaml();
-  for (const char* line : {"int: 7", "unsigned: 7", "u64: 18446744073709551615", "i64: -9007199254740993",
-                           "short: -3", "size: 42", "float: 0.5", "double: 0.1", "flag: true", "literal: text"}) {
+  for (const char* line :
+       {"int: 7", "unsigned: 7", "u64: 18446744073709551615", "i64: -9007199254740993", "short: -3",
+        "size: 42", "float: 0.5", "double: 0.1", "flag: true", "literal: text"}) {
     EXPECT_NE(yaml.find(line), std::string::npos) << line << " missing in\n" << yaml;
   }
 }

@@ -29,7 +29,8 @@ struct State {
   std::vector<fx::Member> members;
 
   explicit State(int seed) {
-    for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<std::uint8_t>((i * 7 + 3) % 251);
+    for (std::size_t i = 0; i < pattern.size(); ++i)
+      pattern[i] = static_cast<std::uint8_t>((i * 7 + 3) % 251);
     std::iota(field.begin(), field.end(), seed);
     grid(2, 3) = static_cast<float>(seed);
     pairs[4] = {seed, 9};
@@ -54,7 +55,8 @@ Written write(const fs::path& root, const State& s, std::int64_t it, int rank, i
   w.manifest.rank_count = size;
   w.manifest.files.resize(static_cast<std::size_t>(size));
   const auto bytes = fx::detail::write_rank_file(w.dir, info, image.data());
-  w.manifest.files[static_cast<std::size_t>(rank)] = {rank, fx::detail::rank_file_name(rank), bytes, info.digest()};
+  w.manifest.files[static_cast<std::size_t>(rank)] = {rank, fx::detail::rank_file_name(rank), bytes,
+                                                      info.digest()};
   return w;
 }
 
@@ -186,7 +188,8 @@ TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
   EXPECT_EQ(info.members[2].layout, "left");
   EXPECT_EQ(info.members[2].extents, (std::vector<std::uint64_t>{3, 4}));
   fx::detail::verify_payload(info, image.data(), "x");
-  const auto* field = reinterpret_cast<const double*>(image.data() + info.payload_offset + info.members[1].offset);
+  const auto* field =
+      reinterpret_cast<const double*>(image.data() + info.payload_offset + info.members[1].offset);
   EXPECT_TRUE(std::equal(a.field.begin(), a.field.end(), field));
   w.manifest.files[2].checksum ^= 1;
   EXPECT_THROW(fx::detail::read_rank_file_as_written(w.dir, w.manifest, 2, image), fx::CheckpointError);

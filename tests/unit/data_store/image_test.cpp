@@ -117,7 +117,8 @@ TEST(Image, EmptyAndZeroSizedMembers) {
   ImageInfo info = fx::detail::layout_image(members, 1, 1, 0, 1);
   fx::detail::Buffer image(info.total_bytes);
   fx::detail::pack_image(members, info, image.data());
-  fx::detail::unpack_image(fx::detail::read_header(image.data(), image.size(), "x"), image.data(), members, "x");
+  fx::detail::unpack_image(fx::detail::read_header(image.data(), image.size(), "x"), image.data(), members,
+                           "x");
   ImageInfo none = fx::detail::layout_image({}, 1, 1, 0, 1);
   EXPECT_GT(none.total_bytes, 0u);
 }

@@ -59,13 +59,16 @@ TEST(Manifest, Errors) {
   expect_error("- a\n- b\n", "expected a mapping");
   expect_error("format: other\n", "format is not");
   expect_error("format: fx-checkpoint\nformat_version: 9\n", "format_version 9");
-  expect_error(head + "rank_count: 2\nfiles:\n  - {rank: 0, file: a.h5, bytes: 1, xxh3: 1}\n", "rank_count 2");
-  expect_error(head + "rank_count: 2\nfiles:\n  - {rank: 0, file: a.h5, bytes: 1, xxh3: 1}\n"
-                      "  - {rank: 0, file: b.h5, bytes: 1, xxh3: 1}\n",
+  expect_error(head + "rank_count: 2\nfiles:\n  - {rank: 0, file: a.h5, bytes: 1, xxh3: 1}\n",
+               "rank_count 2");
+  expect_error(head +
+                   "rank_count: 2\nfiles:\n  - {rank: 0, file: a.h5, bytes: 1, xxh3: 1}\n"
+                   "  - {rank: 0, file: b.h5, bytes: 1, xxh3: 1}\n",
                "listed twice");
   expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: a.h5, bytes: lots, xxh3: 1}\n", "'bytes'");
   expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: a.h5, bytes: 1, xxh3: xyz}\n", "bad xxh3");
-  expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: ../a.h5, bytes: 1, xxh3: 1}\n", "bad file name");
+  expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: ../a.h5, bytes: 1, xxh3: 1}\n",
+               "bad file name");
   expect_error("format: fx-checkpoint\nformat_version: 1\nsequence: 2\n", "no 'iteration'");
 }
 

@@ -13,18 +13,18 @@ enum class MemoryScheme { buddy, parity };
 enum class UnusablePolicy { fresh, stop };
 
 struct MemoryCheckpointConfig {
-  int every = 0;                   // commit every k iterations (0: off)
-  int buddy_distance = 1;          // buddy of logical rank r holds r's copy: r + distance
+  int every = 0;           // commit every k iterations (0: off)
+  int buddy_distance = 1;  // buddy of logical rank r holds r's copy: r + distance
   MemoryScheme scheme = MemoryScheme::buddy;
-  int parity_group = 4;            // parity: ranks per XOR group (>= 2; the last group takes the rest)
-  int depth = 2;                   // versions kept
+  int parity_group = 4;  // parity: ranks per XOR group (>= 2; the last group takes the rest)
+  int depth = 2;         // versions kept
 };
 
 struct Hdf5CheckpointConfig {
-  int every = 0;                   // every m-th memory commit also to disk (0: off)
+  int every = 0;  // every m-th memory commit also to disk (0: off)
   std::string directory = "fx-checkpoints";
-  int keep = 2;                    // complete versions retained
-  bool restart = true;             // cold restart from the newest valid version
+  int keep = 2;         // complete versions retained
+  bool restart = true;  // cold restart from the newest valid version
   UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 

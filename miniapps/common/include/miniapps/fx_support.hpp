@@ -32,8 +32,10 @@ inline void publish_results(fx::Context& ctx, const Results& results) {
   for (const auto& [key, text] : results.items()) ctx.report().set_result(key, text);
   for (const auto& [key, value] : results.timings()) {
     const bool seconds = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0;
-    if (seconds) ctx.report().set_phase_time(key.substr(0, key.size() - 2), value);
-    else ctx.report().set_result(key, value);  // rates: not part of the answer
+    if (seconds)
+      ctx.report().set_phase_time(key.substr(0, key.size() - 2), value);
+    else
+      ctx.report().set_result(key, value);  // rates: not part of the answer
   }
   results.print();
 }

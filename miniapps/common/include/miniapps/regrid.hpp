@@ -42,7 +42,8 @@ void copy_overlap(const Box& from, const T* src, int src_ghost, const Box& to, T
       const std::int64_t gx = o.lo[0] + i, gy = o.lo[1] + j, gz = o.lo[2];
       const T* s = src + ((gx - from.lo[0] + src_ghost) * sy + (gy - from.lo[1] + src_ghost)) * sz +
                    (gz - from.lo[2] + src_ghost);
-      T* d = dst + ((gx - to.lo[0] + dst_ghost) * dy + (gy - to.lo[1] + dst_ghost)) * dz + (gz - to.lo[2] + dst_ghost);
+      T* d = dst + ((gx - to.lo[0] + dst_ghost) * dy + (gy - to.lo[1] + dst_ghost)) * dz +
+             (gz - to.lo[2] + dst_ghost);
       std::copy(s, s + o.n[2], d);
     }
 }
