@@ -7,22 +7,6 @@ namespace fx {
 
 detail::RuntimeServices& detail::ContextAccess::rt(Context& ctx) { return ctx.rt_; }
 
-std::string_view role_name(Role role) {
-  switch (role) {
-    case Role::initial:
-      return "initial";
-    case Role::survivor:
-      return "survivor";
-    case Role::recovered:
-      return "recovered";
-    case Role::spare:
-      return "spare";
-    case Role::restarted:
-      return "restarted";
-  }
-  return "unknown";
-}
-
 const Comm& Context::comm() const { return rt_.app_comm(); }
 int Context::rank() const { return rt_.logical_rank(); }
 int Context::size() const { return rt_.logical_size(); }

@@ -87,7 +87,7 @@ class Driver final : public ResilientApp {
                                   ? ReinitState::restarted
                                   : ReinitState::fresh;
     ++entries_;
-    log::debug("entering the resilient function: {}", reinit_state_name(state));
+    log::debug("entering the resilient function: {}", to_string(state));
     {
       Entry entry(*this, ctx);
       fn_(ctx, state);
@@ -140,18 +140,6 @@ void roll_back_if_failing(detail::RuntimeServices& rt, const char* where) {
 }
 
 }  // namespace
-
-std::string_view reinit_state_name(ReinitState state) {
-  switch (state) {
-    case ReinitState::fresh:
-      return "new";
-    case ReinitState::reinited:
-      return "reinited";
-    case ReinitState::restarted:
-      return "restarted";
-  }
-  return "?";
-}
 
 int reinit(int argc, char** argv, const ResilientFunction& fn) {
   if (g_region != nullptr) {

@@ -39,28 +39,12 @@ std::string list_errors(const std::vector<TryRankError>& errors) {
   std::string s;
   for (const auto& e : errors) {
     if (!s.empty()) s += ", ";
-    s += fmt::format("rank {} {}", e.rank, try_error_name(e.error));
+    s += fmt::format("rank {} {}", e.rank, to_string(e.error));
   }
   return s.empty() ? "no error reported" : s;
 }
 
 }  // namespace
-
-std::string_view try_error_name(TryError error) {
-  switch (error) {
-    case TryError::incorrect_result:
-      return "incorrect_result";
-    case TryError::user_assertion:
-      return "user_assertion";
-    case TryError::timeout:
-      return "timeout";
-    case TryError::process_failure:
-      return "process_failure";
-    case TryError::unknown:
-      return "unknown";
-  }
-  return "unknown";
-}
 
 bool TryOutcome::has(TryError error) const {
   return std::any_of(errors.begin(), errors.end(), [&](const TryRankError& e) { return e.error == error; });

@@ -16,7 +16,6 @@ namespace fx {
 // restarted: an active process of a job the supervisor relaunched after
 // hosts were lost (it resumes from the newest complete checkpoint).
 enum class Role { initial, survivor, recovered, spare, restarted };
-std::string_view role_name(Role role);
 
 // What a failure callback is told, once per repair, on every live process.
 struct FailureEvent {
@@ -86,3 +85,7 @@ class Context {
 };
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::Role, {fx::Role::initial, "initial"}, {fx::Role::survivor, "survivor"},
+              {fx::Role::recovered, "recovered"}, {fx::Role::spare, "spare"},
+              {fx::Role::restarted, "restarted"})

@@ -43,7 +43,6 @@ namespace fx {
 
 // fx::ReinitMode (async, sync) is declared with the configuration.
 enum class ReinitState { fresh, reinited, restarted };  // "new", "reinited", "restarted"
-std::string_view reinit_state_name(ReinitState state);
 
 using ResilientFunction = std::function<void(Context&, ReinitState)>;
 
@@ -69,3 +68,6 @@ void checkpoint(Context& ctx, std::int64_t iteration);
 std::optional<std::int64_t> restore_checkpoint(Context& ctx);
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::ReinitState, {fx::ReinitState::fresh, "new"}, {fx::ReinitState::reinited, "reinited"},
+              {fx::ReinitState::restarted, "restarted"})

@@ -17,6 +17,7 @@
 // process failures go to recovery with spares; else fx::TryBlockAborted.
 // Semantics, costs and limits: docs/tryblock.md.
 #include <fx/comm.hpp>
+#include <fx/enum_names.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +40,6 @@ enum class TryError : unsigned {
   process_failure = 8,   // this rank failed (listed by the survivors)
   unknown = 16,          // the body threw, or MPI failed in another way
 };
-std::string_view try_error_name(TryError error);
 
 struct TryRankError {
   int rank = -1;  // in the block's communicator
@@ -148,3 +148,7 @@ class TryScope {
 const std::vector<TryOutcome>& try_log(Context& ctx);
 
 }  // namespace fx
+
+FX_ENUM_NAMES(fx::TryError, {fx::TryError::incorrect_result, "incorrect_result"},
+              {fx::TryError::user_assertion, "user_assertion"}, {fx::TryError::timeout, "timeout"},
+              {fx::TryError::process_failure, "process_failure"}, {fx::TryError::unknown, "unknown"})

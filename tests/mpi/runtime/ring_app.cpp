@@ -97,7 +97,7 @@ class RingApp : public fx::ResilientApp {
     if (!opt_.block_path.empty()) std::ofstream(opt_.block_path) << "in the report's way\n";
     const std::uint64_t want = replay(ctx.size());
     std::string role_list;
-    for (int role : roles) role_list += std::string(fx::role_name(static_cast<fx::Role>(role))) + " ";
+    for (int role : roles) role_list += std::string(fx::to_string(static_cast<fx::Role>(role))) + " ";
     std::printf("ring_app: size %d, recoveries %d, roles [ %s], acc %llu, expected %llu\n", ctx.size(),
                 ctx.recoveries(), role_list.c_str(), static_cast<unsigned long long>(acc_),
                 static_cast<unsigned long long>(want));
