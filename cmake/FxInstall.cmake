@@ -12,6 +12,8 @@ install(FILES ${PROJECT_BINARY_DIR}/fxConfig.cmake ${PROJECT_BINARY_DIR}/fxConfi
 # beside it: for an installed fx, one that puts this build's MPI on PATH.
 get_filename_component(FX_MPI_BIN_DIR "${MPI_CXX_COMPILER}" DIRECTORY)
 configure_file(${PROJECT_SOURCE_DIR}/scripts/installed_env.sh.in ${PROJECT_BINARY_DIR}/installed_env.sh @ONLY)
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
+# launch.sh runs supervise.py beside it for --supervise.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh ${PROJECT_SOURCE_DIR}/scripts/supervise.py
+  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
 install(FILES ${PROJECT_BINARY_DIR}/installed_env.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx RENAME env.sh)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/fx-run DESTINATION ${CMAKE_INSTALL_BINDIR})
