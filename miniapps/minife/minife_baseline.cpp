@@ -21,10 +21,7 @@ int main(int argc, char** argv) {
                                "miniFE-like FE heat conduction + CG (plain MPI + Kokkos baseline)",
                                [](const Params& p, const PlainComm& comm) {
                                  const int rank = comm.rank();
-                                 auto log = [rank](const std::string& line) {
-                                   if (rank == 0)
-                                     std::fprintf(stderr, "[minife_baseline r0] %s\n", line.c_str());
-                                 };
+                                 const auto log = rank0_log("minife_baseline", rank);
                                  minife::Cg<PlainComm> cg(p, rank, comm.size(), log);
                                  cg.initialize(comm);
                                  while (!cg.step(comm)) {

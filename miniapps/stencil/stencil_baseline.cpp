@@ -21,10 +21,7 @@ int main(int argc, char** argv) {
                                "3D heat equation, 7-point Jacobi (plain MPI + Kokkos baseline)",
                                [](const Params& p, const PlainComm& comm) {
                                  const int rank = comm.rank();
-                                 auto log = [rank](const std::string& line) {
-                                   if (rank == 0)
-                                     std::fprintf(stderr, "[stencil_baseline r0] %s\n", line.c_str());
-                                 };
+                                 const auto log = rank0_log("stencil_baseline", rank);
                                  stencil::Solver<PlainComm> solver(p, rank, comm.size(), log);
                                  solver.initialize();
                                  comm.barrier();

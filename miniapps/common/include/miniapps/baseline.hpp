@@ -19,8 +19,16 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace miniapps {
+
+// A baseline's progress log: world rank 0 prints "[<name> r0] <line>".
+inline auto rank0_log(std::string name, int rank) {
+  return [name = std::move(name), rank](const std::string& line) {
+    if (rank == 0) std::fprintf(stderr, "[%s r0] %s\n", name.c_str(), line.c_str());
+  };
+}
 
 // Body: Results body(const Params&, const PlainComm&), collective.
 template <class Params, class Body>
