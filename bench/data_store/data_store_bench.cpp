@@ -153,7 +153,11 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     // Rank 1 restarts as a fresh process and pulls its image from rank 0.
     pull.push_back(timed([&] { restorer().restore(); },
                          [&] {
-                           if (r == 1) fresh.start(mem, comm, n);
+                           // A repair: rank 1 is new, rank 0 sets the comm again.
+                           if (r == 1)
+                             fresh.start(mem, comm, n);
+                           else
+                             store.set_comm(comm);
                          }));
     if (r == 1 && std::memcmp(fresh.state.data(), state.data(), bytes) != 0) {
       throw std::runtime_error("restored state differs");
@@ -166,7 +170,10 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
           restorer().flush();
         },
         [&] {
-          if (r == 1) fresh.start(mem, comm, n);
+          if (r == 1)
+            fresh.start(mem, comm, n);
+          else
+            store.set_comm(comm);
         }));
     commit_ratio.push_back((cp.back() > one.back() ? cp.back() : one.back()) / commit.back());
     restore_ratio.push_back(pull.back() / one.back());
@@ -224,7 +231,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     Fresh cold;
     for (int i = 0; i < reps; ++i) {
       hr.push_back(timed([&] { cold.store->restore(); }, [&] { cold.start(disk, comm, n); }));
-      if (cold.store->last_restore_level() != "hdf5")
+      if (cold.store->last_restore_level() != fx::CheckpointLevel::hdf5)
         throw std::runtime_error("HDF5 restore did not come from disk");
     }
     row.hdf5_restore_s = median(hr);

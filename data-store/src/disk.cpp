@@ -80,52 +80,64 @@ void DataStore::Impl::write_hdf5(Slot& s) {
   }
 }
 
-std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
-  const int n = size();
-  const int r = rank();
-  settle_background();  // a failed memory restore may have left copies running
-  // Rank 0 reads the manifests; everyone gets the candidates, newest first:
-  // per version iteration, sequence, then (bytes, xxh3) per rank.
-  const std::size_t stride = 2 + 2 * static_cast<std::size_t>(n);
-  std::vector<std::uint64_t> flat;
-  std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
-  if (r == 0) {
-    for (const auto& v : detail::list_versions(root())) {
-      // Retention empties directories before removing them: only files
-      // without a manifest mean an unfinished write.
-      std::error_code ec;
-      if (!v.complete && std::filesystem::is_empty(v.path, ec)) continue;
-      ++head[1];
-      if (!v.complete) {
-        log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(),
-                  detail::kManifestName);
+namespace {
+
+// Rank 0: the complete versions under `root` written by `ranks` ranks,
+// newest first, with a warning for each one skipped; `seen` counts the
+// versions found at all.
+std::vector<detail::Manifest> read_manifests(const std::filesystem::path& root, int ranks,
+                                             std::uint64_t& seen) {
+  std::vector<detail::Manifest> out;
+  for (const auto& v : detail::list_versions(root)) {
+    // Retention empties directories before removing them: only files
+    // without a manifest mean an unfinished write.
+    std::error_code ec;
+    if (!v.complete && std::filesystem::is_empty(v.path, ec)) continue;
+    ++seen;
+    if (!v.complete) {
+      log::warn("skipping HDF5 version {}: no {} (the write did not finish)", v.path.string(),
+                detail::kManifestName);
+      continue;
+    }
+    try {
+      const auto file = v.path / detail::kManifestName;
+      detail::Manifest m = detail::read_manifest(file);
+      if (m.iteration != v.iteration) {
+        FX_THROW(CheckpointError, fmt::format("{}: names iteration {}", file.string(), m.iteration));
+      }
+      if (m.rank_count != ranks) {
+        log::warn("skipping HDF5 version {}: written by {} ranks, {} expected", v.path.string(), m.rank_count,
+                  ranks);
         continue;
       }
-      try {
-        const auto file = v.path / detail::kManifestName;
-        const detail::Manifest m = detail::read_manifest(file);
-        if (m.iteration != v.iteration) {
-          FX_THROW(CheckpointError, fmt::format("{}: names iteration {}", file.string(), m.iteration));
+      for (int q = 0; q < ranks; ++q) {
+        if (m.files[static_cast<std::size_t>(q)].file != detail::rank_file_name(q)) {
+          FX_THROW(CheckpointError, fmt::format("{}: unexpected file name '{}' for rank {}", file.string(),
+                                                m.files[static_cast<std::size_t>(q)].file, q));
         }
-        if (m.rank_count != n) {
-          log::warn("skipping HDF5 version {}: written by {} ranks, this job has {}", v.path.string(),
-                    m.rank_count, n);
-          continue;
-        }
-        for (int q = 0; q < n; ++q) {
-          if (m.files[static_cast<std::size_t>(q)].file != detail::rank_file_name(q)) {
-            FX_THROW(CheckpointError, fmt::format("{}: unexpected file name '{}' for rank {}", file.string(),
-                                                  m.files[static_cast<std::size_t>(q)].file, q));
-          }
-        }
-        flat.push_back(static_cast<std::uint64_t>(m.iteration));
-        flat.push_back(static_cast<std::uint64_t>(m.sequence));
-        for (const auto& f : m.files) {
-          flat.push_back(f.bytes);
-          flat.push_back(f.checksum);
-        }
-      } catch (const CheckpointError& e) {
-        log::warn("skipping HDF5 version: {}", e.what());
+      }
+      out.push_back(std::move(m));
+    } catch (const CheckpointError& e) {
+      log::warn("skipping HDF5 version: {}", e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<detail::Manifest> DataStore::Impl::hdf5_manifests(int ranks, std::uint64_t& seen) {
+  // Flat: per version iteration, sequence, then (bytes, xxh3) per rank.
+  const std::size_t stride = 2 + 2 * static_cast<std::size_t>(ranks);
+  std::vector<std::uint64_t> flat;
+  std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
+  if (rank() == 0) {
+    for (const auto& m : read_manifests(root(), ranks, head[1])) {
+      flat.push_back(static_cast<std::uint64_t>(m.iteration));
+      flat.push_back(static_cast<std::uint64_t>(m.sequence));
+      for (const auto& f : m.files) {
+        flat.push_back(f.bytes);
+        flat.push_back(f.checksum);
       }
     }
     head[0] = flat.size();
@@ -133,64 +145,78 @@ std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
   comm.bcast(head, 2, 0);
   flat.resize(head[0]);
   if (head[0] > 0) comm.bcast(flat.data(), flat.size(), 0);
-
+  seen = head[1];
+  std::vector<detail::Manifest> out;
   for (std::size_t c = 0; c * stride < flat.size(); ++c) {
     const std::uint64_t* p = flat.data() + c * stride;
-    detail::Manifest m;
+    detail::Manifest& m = out.emplace_back();
     m.iteration = static_cast<std::int64_t>(p[0]);
     m.sequence = static_cast<std::int64_t>(p[1]);
-    m.rank_count = n;
-    for (int q = 0; q < n; ++q) {
+    m.rank_count = ranks;
+    for (int q = 0; q < ranks; ++q) {
       m.files.push_back({q, detail::rank_file_name(q), p[2 + 2 * q], p[3 + 2 * q]});
     }
-    const auto dir = root() / detail::version_dir_name(m.iteration);
-    auto slot = spare_slot();
-    int ok = 1;
-    try {
-      slot->own_info = detail::read_rank_file(dir, m, r, members, slot->own);
-    } catch (const CheckpointError& e) {
-      ok = 0;
-      log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());
-    }
-    if (comm.allreduce(ok, MPI_MIN) == 1) {
-      try {
-        detail::unpack_image(slot->own_info, slot->own.data(), members, dir.string());
-      } catch (const CheckpointError& e) {
-        ok = 0;
-        log::warn("{}", e.what());
-      }
-      ok = comm.allreduce(ok, MPI_MIN);
-    } else {
-      ok = 0;
-    }
-    if (!ok) {
-      if (r == 0) log::warn("skipping HDF5 version {}: unusable on at least one rank", dir.string());
-      if (pool.empty()) pool.push_back(std::move(slot));
-      continue;
-    }
-    // The disk version becomes the only one, protected in memory at once.
-    for (std::size_t i = versions.size(); i-- > 0;) retire(i);
-    slot->iteration = m.iteration;
-    slot->sequence = m.sequence;
-    slot->size = n;
-    slot->own_ok = true;
-    slot->committed = true;
-    versions.push_back(std::move(slot));
-    committed = m.iteration;
-    sequence = m.sequence;
-    protect(*versions.back(), true);
-    if (r == 0) {
-      if (options.hdf5.every > 0) {
-        detail::set_aside_newer_versions(root(), m.iteration);
-      }
-      if (fallback)
-        log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
-      else
-        log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
-    }
-    return m.iteration;
   }
-  if (head[1] > 0 && options.hdf5.on_unusable == UnusablePolicy::stop) {
+  return out;
+}
+
+bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
+  const auto dir = root() / detail::version_dir_name(m.iteration);
+  int ok = 1;
+  try {
+    slot.own_info = detail::read_rank_file(dir, m, rank(), members, slot.own);
+  } catch (const CheckpointError& e) {
+    ok = 0;
+    log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());
+  }
+  // Members are loaded only once every rank has read its file.
+  if (comm.allreduce(ok, MPI_MIN) != 1) return false;
+  try {
+    detail::unpack_image(slot.own_info, slot.own.data(), members, dir.string());
+  } catch (const CheckpointError& e) {
+    ok = 0;
+    log::warn("{}", e.what());
+  }
+  return comm.allreduce(ok, MPI_MIN) == 1;
+}
+
+void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback) {
+  // The disk version becomes the only one, protected in memory at once.
+  for (std::size_t i = versions.size(); i-- > 0;) retire(i);
+  slot->iteration = m.iteration;
+  slot->sequence = m.sequence;
+  slot->size = size();
+  slot->own_ok = true;
+  slot->committed = true;
+  versions.push_back(std::move(slot));
+  committed = m.iteration;
+  sequence = m.sequence;
+  protect(*versions.back(), true);
+  if (rank() != 0) return;
+  if (options.hdf5.every > 0) detail::set_aside_newer_versions(root(), m.iteration);
+  const auto dir = root() / detail::version_dir_name(m.iteration);
+  if (fallback)
+    log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+  else
+    log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+}
+
+std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
+  settle_background();  // a failed memory restore may have left copies running
+  std::uint64_t seen = 0;
+  for (const auto& m : hdf5_manifests(size(), seen)) {
+    auto slot = spare_slot();
+    if (load_hdf5(m, *slot)) {
+      adopt_hdf5(m, std::move(slot), fallback);
+      return m.iteration;
+    }
+    if (rank() == 0) {
+      log::warn("skipping HDF5 version {}: unusable on at least one rank",
+                (root() / detail::version_dir_name(m.iteration)).string());
+    }
+    if (pool.empty()) pool.push_back(std::move(slot));
+  }
+  if (seen > 0 && options.hdf5.on_unusable == UnusablePolicy::stop) {
     FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
                                          "checkpoint.hdf5.on_unusable is 'stop'",
                                          root().string()));

@@ -250,241 +250,244 @@ void DataStore::Impl::rebuild_prior(const detail::PriorPlan& plan, int q, detail
   }
 }
 
+namespace detail {
+
+// The old images restore_resized() gathered on this rank, by old rank.
+struct PriorPieces {
+  std::map<int, Buffer> received;  // from their holders, or from disk
+  std::map<int, Buffer> rebuilt;   // parity: images this rank rebuilt for the others
+  std::map<int, std::pair<const std::byte*, std::size_t>> at;  // image and size (null: gone)
+  std::uint64_t moved = 0;                                     // bytes received or read
+  std::string error;                                           // why a piece could not be had
+};
+
+}  // namespace detail
+
+namespace {
+
+// "old rank(s) [1] of iteration 10, ...", for the messages.
+std::string lost_text(const detail::PriorPlan& plan) {
+  std::string lost;
+  for (const auto& [it, ranks] : plan.lost) {
+    lost += fmt::format("{}old rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
+  }
+  return lost;
+}
+
+// The app's wanted old ranks as one flag per old rank, checked.
+std::vector<char> want_flags(const std::vector<int>& wanted, const PriorVersion& v) {
+  std::vector<char> want(static_cast<std::size_t>(v.size), 0);
+  for (const int q : wanted) {
+    if (q < 0 || q >= v.size) {
+      FX_THROW(UsageError, fmt::format("restore_resized: wants old rank {}, but iteration {} was written by "
+                                       "ranks 0..{}",
+                                       q, v.iteration, v.size - 1));
+    }
+    want[static_cast<std::size_t>(q)] = 1;
+  }
+  return want;
+}
+
+}  // namespace
+
+detail::PriorPlan DataStore::Impl::plan_prior_restore() {
+  const auto inv = exchange_inventories(prior, false);
+  std::vector<std::vector<detail::SlotSummary>> slots;
+  for (const auto& i : inv) slots.push_back(i.slots);
+  return detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
+}
+
+PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest) {
+  PriorVersion v;
+  v.size = plan.old_size;
+  v.new_size = size();
+  if (plan.iteration >= 0) {
+    v.iteration = plan.iteration;
+    v.level = CheckpointLevel::memory;
+    return v;
+  }
+  // A rank died with the rank holding its copy: HDF5, when it is on.
+  const std::string lost = lost_text(plan);
+  if (options.hdf5.every == 0 && !options.hdf5.restart) {
+    FX_THROW(
+        CheckpointLost,
+        fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
+                    "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
+                    v.size, v.new_size, lost));
+  }
+  if (rank() == 0) log::warn("restore after the shrink: no copy survived of {}; trying HDF5", lost);
+  std::uint64_t seen = 0;
+  const auto found = hdf5_manifests(v.size, seen);
+  if (found.empty()) {
+    FX_THROW(CheckpointLost,
+             fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
+                         "no complete HDF5 version written by {} ranks",
+                         v.size, v.new_size, lost, root().string(), v.size));
+  }
+  manifest = found.front();
+  v.iteration = manifest.iteration;
+  v.level = CheckpointLevel::hdf5;
+  return v;
+}
+
+std::vector<char> DataStore::Impl::exchange_wants(const std::vector<char>& want) {
+  const int m = static_cast<int>(want.size());
+  std::vector<char> wanted(want.size() * static_cast<std::size_t>(size()));
+  FX_CHECK_MPI(comm, MPI_Allgather(want.data(), m, MPI_CHAR, wanted.data(), m, MPI_CHAR, comm.raw()));
+  return wanted;
+}
+
+// Every wanted image from where the plan found it: this rank's memory, a
+// parity rebuild, or its holder (one message per piece and wanting rank).
+void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t iteration,
+                                  const std::vector<char>& want, const std::vector<char>& wanted,
+                                  detail::PriorPieces& out) {
+  const int m = plan.old_size;
+  const int n = size();
+  const int r = rank();
+  try {
+    for (int q = 0; q < m; ++q) {
+      if (plan.sources[static_cast<std::size_t>(q)].parity) rebuild_prior(plan, q, out.rebuilt[q]);
+    }
+    auto image_of = [&](int q) -> const std::byte* {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      return src.parity ? out.rebuilt[q].data() : held_image(prior, iteration, q, src.own);
+    };
+    detail::Transfer t(comm, orphans);
+    // Receives first; holders send in ascending old rank order, matched in
+    // that order (one tag, one sender per piece).
+    for (int q = 0; q < m; ++q) {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      if (!want[static_cast<std::size_t>(q)]) continue;
+      if (src.holder == r) {
+        out.at[q] = {image_of(q), src.bytes};
+        continue;
+      }
+      auto& buf = out.received[q];
+      buf.reset(src.bytes);
+      t.recv(buf.data(), src.bytes, src.holder, detail::kTagPrior);
+      out.at[q] = {buf.data(), src.bytes};
+      out.moved += src.bytes;
+    }
+    for (int q = 0; q < m; ++q) {
+      const auto& src = plan.sources[static_cast<std::size_t>(q)];
+      if (src.holder != r) continue;
+      const std::byte* image = image_of(q);
+      for (int p = 0; p < n; ++p) {
+        const std::size_t flag = static_cast<std::size_t>(p) * static_cast<std::size_t>(m) + q;
+        if (p != r && wanted[flag]) t.send(image, src.bytes, p, detail::kTagPrior);
+      }
+    }
+    t.wait();
+  } catch (...) {
+    // The transfer's unfinished requests went to the orphans: so do the
+    // buffers they point into.
+    keep_until_drained(out.received);
+    keep_until_drained(out.rebuilt);
+    throw;
+  }
+}
+
+void DataStore::Impl::read_prior(const detail::Manifest& manifest, const std::vector<char>& want,
+                                 detail::PriorPieces& out) {
+  const auto dir = root() / detail::version_dir_name(manifest.iteration);
+  for (int q = 0; q < manifest.rank_count; ++q) {
+    if (!want[static_cast<std::size_t>(q)]) continue;
+    try {
+      auto& buf = out.received[q];
+      detail::read_rank_file_as_written(dir, manifest, q, buf);
+      out.at[q] = {buf.data(), buf.size()};
+      out.moved += buf.size();
+    } catch (const CheckpointError& e) {
+      out.error = e.what();
+      log::error("restore after the shrink: {}", e.what());
+      return;
+    }
+  }
+}
+
+// Every piece checked before the app sees any; the outcome agreed.
+std::vector<detail::PriorImage> DataStore::Impl::check_prior(const PriorVersion& v,
+                                                             detail::PriorPieces& pieces) {
+  std::vector<detail::PriorImage> images;
+  for (const auto& [q, piece] : pieces.at) {
+    if (!pieces.error.empty()) break;
+    const auto [image, bytes] = piece;
+    const std::string what =
+        fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, to_string(v.level));
+    try {
+      if (!image) FX_THROW(CheckpointError, what + ": not in this rank's memory any more");
+      detail::PriorImage pi{detail::read_header(image, bytes, what), image};
+      if (pi.info.rank != q || pi.info.iteration != v.iteration || pi.info.size != v.size) {
+        FX_THROW(CheckpointError, fmt::format("{}: holds rank {} of {}, iteration {}", what, pi.info.rank,
+                                              pi.info.size, pi.info.iteration));
+      }
+      detail::verify_payload(pi.info, image, what);
+      images.push_back(std::move(pi));
+    } catch (const CheckpointError& e) {
+      pieces.error = e.what();
+      log::error("restore after the shrink: {}", e.what());
+    }
+  }
+  if (!agree(pieces.error.empty() ? 1 : 0)) {
+    FX_THROW(CheckpointError, !pieces.error.empty()
+                                  ? pieces.error
+                                  : fmt::format("restore after the shrink: iteration {} ({}) failed its "
+                                                "checks on another rank (see its log)",
+                                                v.iteration, to_string(v.level)));
+  }
+  return images;
+}
+
+// The stats and the cadence after a resized restore; rank 0 says it.
+CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, std::int64_t seq,
+                                              const detail::PriorPieces& pieces, double seconds) {
+  sequence = seq;  // the HDF5 cadence goes on from the restored version's
+  committed.reset();
+  if (v.level == CheckpointLevel::hdf5 && rank() == 0) detail::set_aside_newer_versions(root(), v.iteration);
+  CheckpointStats st;
+  st.level = v.level;
+  st.iteration = v.iteration;
+  st.bytes = pieces.moved;
+  st.old_size = v.size;
+  st.seconds = seconds;
+  (v.level == CheckpointLevel::memory ? st.memory_seconds : st.hdf5_seconds) = seconds;
+  restore_stats = st;
+  const auto delivered = comm.allreduce(static_cast<std::int64_t>(pieces.at.size()), MPI_SUM);
+  if (rank() == 0) {
+    log::info(
+        "restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
+        "delivered) in {:.2f} ms",
+        v.iteration, v.level == CheckpointLevel::memory ? "memory" : "HDF5", v.size, v.new_size, delivered,
+        seconds * 1e3);
+  }
+  return st;
+}
+
 std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, const PriorUse& use) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: restore_resized() before set_comm()");
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = comm_.size();
-  const int r = comm_.rank();
-
-  // Where every old image is: each rank's prior versions, newest first.
-  const std::size_t k = static_cast<std::size_t>(im.depth()) + 2;
-  std::vector<detail::SlotSummary> mine(k), all(k * static_cast<std::size_t>(n));
-  {
-    std::size_t i = 0;
-    for (auto it = im.prior.rbegin(); it != im.prior.rend() && i < k; ++it, ++i) mine[i] = (*it)->summary();
-  }
-  const int block = static_cast<int>(k * sizeof(detail::SlotSummary));
-  FX_CHECK_MPI(comm_, MPI_Allgather(mine.data(), block, MPI_BYTE, all.data(), block, MPI_BYTE, comm_.raw()));
-  std::vector<std::vector<detail::SlotSummary>> inv(static_cast<std::size_t>(n));
-  for (std::size_t p = 0; p < inv.size(); ++p) inv[p].assign(all.begin() + p * k, all.begin() + (p + 1) * k);
-  const detail::PriorPlan plan = detail::plan_prior(inv, im.parity() ? options_.memory.parity_group : 0);
+  own_comm();
+  const detail::PriorPlan plan = im.plan_prior_restore();
   if (plan.old_size == 0) {
-    if (r == 0) log::info("restore after the shrink: no version was ever committed; starting from scratch");
+    if (own_.rank() == 0)
+      log::info("restore after the shrink: no version was ever committed; starting from scratch");
     return std::nullopt;
   }
-
-  std::string lost;  // "old rank(s) [1] of iteration 10, ..." for the messages
-  for (const auto& [it, ranks] : plan.lost) {
-    lost += fmt::format("{}old rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
-  }
-  PriorVersion v;
-  v.size = plan.old_size;
-  v.new_size = n;
-  const int m = plan.old_size;
   detail::Manifest manifest;
-  if (plan.iteration >= 0) {
-    v.iteration = plan.iteration;
-    v.level = "memory";
-  } else {
-    // A rank died with the rank holding its copy: HDF5, when it is on.
-    const bool disk = options_.hdf5.every > 0 || options_.hdf5.restart;
-    if (!disk) {
-      FX_THROW(
-          CheckpointLost,
-          fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
-                      "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
-                      m, n, lost));
-    }
-    if (r == 0) {
-      log::warn("restore after the shrink: no copy survived of {}; trying HDF5", lost);
-    }
-    // Rank 0 picks the newest complete version written by the old ranks;
-    // everyone gets its manifest (iteration, sequence, then bytes and
-    // checksum per old rank).
-    std::vector<std::uint64_t> flat(2 + 2 * static_cast<std::size_t>(m), 0);
-    std::int64_t found = -1;
-    if (r == 0) {
-      for (const auto& d : detail::list_versions(im.root())) {
-        if (!d.complete) continue;
-        try {
-          const auto mf = detail::read_manifest(d.path / detail::kManifestName);
-          if (mf.rank_count != m || mf.iteration != d.iteration) continue;
-          flat[0] = static_cast<std::uint64_t>(mf.iteration);
-          flat[1] = static_cast<std::uint64_t>(mf.sequence);
-          for (int q = 0; q < m; ++q) {
-            flat[2 + 2 * static_cast<std::size_t>(q)] = mf.files[static_cast<std::size_t>(q)].bytes;
-            flat[3 + 2 * static_cast<std::size_t>(q)] = mf.files[static_cast<std::size_t>(q)].checksum;
-          }
-          found = mf.iteration;
-          break;
-        } catch (const CheckpointError& e) {
-          log::warn("skipping HDF5 version: {}", e.what());
-        }
-      }
-    }
-    comm_.bcast(&found, 1, 0);
-    if (found < 0) {
-      FX_THROW(
-          CheckpointLost,
-          fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
-                      "no complete HDF5 version written by {} ranks",
-                      m, n, lost, im.root().string(), m));
-    }
-    comm_.bcast(flat.data(), flat.size(), 0);
-    manifest.iteration = static_cast<std::int64_t>(flat[0]);
-    manifest.sequence = static_cast<std::int64_t>(flat[1]);
-    manifest.rank_count = m;
-    for (int q = 0; q < m; ++q) {
-      manifest.files.push_back({q, detail::rank_file_name(q), flat[2 + 2 * static_cast<std::size_t>(q)],
-                                flat[3 + 2 * static_cast<std::size_t>(q)]});
-    }
-    v.iteration = manifest.iteration;
-    v.level = "hdf5";
-  }
-
-  // Who wants what: one flag per old rank and new rank.
-  std::vector<char> want(static_cast<std::size_t>(m), 0);
-  for (const int q : wants(v)) {
-    if (q < 0 || q >= m) {
-      FX_THROW(UsageError,
-               fmt::format("restore_resized: wants old rank {}, but iteration {} was written by ranks "
-                           "0..{}",
-                           q, v.iteration, m - 1));
-    }
-    want[static_cast<std::size_t>(q)] = 1;
-  }
-  std::vector<char> wanted(static_cast<std::size_t>(m) * static_cast<std::size_t>(n));
-  FX_CHECK_MPI(comm_, MPI_Allgather(want.data(), m, MPI_CHAR, wanted.data(), m, MPI_CHAR, comm_.raw()));
-  auto wants_piece = [&](int p, int q) {
-    return wanted[static_cast<std::size_t>(p) * static_cast<std::size_t>(m) + static_cast<std::size_t>(q)] !=
-           0;
-  };
-
-  // The pieces this rank gets: in its own memory, received, or read from disk.
-  std::map<int, detail::Buffer> received;
-  std::map<int, const std::byte*> at;
-  std::uint64_t moved = 0;
-  int ok = 1;
-  std::string error;
-  std::map<int, detail::Buffer> rebuilt;  // parity: images this rank rebuilt for the others
-  if (v.level == "memory") {
-    try {
-      for (int q = 0; q < m; ++q) {
-        if (plan.sources[static_cast<std::size_t>(q)].parity) im.rebuild_prior(plan, q, rebuilt[q]);
-      }
-      auto image_of = [&](int q) -> const std::byte* {
-        const auto& src = plan.sources[static_cast<std::size_t>(q)];
-        return src.parity ? rebuilt[q].data() : held_image(im.prior, v.iteration, q, src.own);
-      };
-      detail::Transfer t(comm_, im.orphans);
-      // Receives first; holders send in ascending old rank order, matched in
-      // that order (one tag, one sender per piece).
-      for (int q = 0; q < m; ++q) {
-        const auto& src = plan.sources[static_cast<std::size_t>(q)];
-        if (!want[static_cast<std::size_t>(q)]) continue;
-        if (src.holder == r) {
-          at[q] = image_of(q);
-        } else {
-          auto& buf = received[q];
-          buf.reset(src.bytes);
-          t.recv(buf.data(), src.bytes, src.holder, detail::kTagPrior);
-          at[q] = buf.data();
-          moved += src.bytes;
-        }
-      }
-      for (int q = 0; q < m; ++q) {
-        const auto& src = plan.sources[static_cast<std::size_t>(q)];
-        if (src.holder != r) continue;
-        const std::byte* image = image_of(q);
-        for (int p = 0; p < n; ++p) {
-          if (p != r && wants_piece(p, q)) t.send(image, src.bytes, p, detail::kTagPrior);
-        }
-      }
-      t.wait();
-    } catch (...) {
-      // The transfer's unfinished requests went to the orphans: so do
-      // the buffers they point into.
-      im.keep_until_drained(received);
-      im.keep_until_drained(rebuilt);
-      throw;
-    }
-  } else {
-    const auto dir = im.root() / detail::version_dir_name(v.iteration);
-    for (int q = 0; q < m; ++q) {
-      if (!want[static_cast<std::size_t>(q)]) continue;
-      try {
-        detail::read_rank_file_as_written(dir, manifest, q, received[q]);
-        at[q] = received[q].data();
-        moved += received[q].size();
-      } catch (const CheckpointError& e) {
-        ok = 0;
-        error = e.what();
-        log::error("restore after the shrink: {}", e.what());
-        break;
-      }
-    }
-  }
-
-  // Check every piece before the app sees any, and agree on the outcome.
-  std::vector<detail::PriorImage> images;
-  if (ok) {
-    for (const auto& [q, image] : at) {
-      const std::string what =
-          fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, v.level);
-      try {
-        if (!image) FX_THROW(CheckpointError, what + ": not in this rank's memory any more");
-        const std::size_t size =
-            received.count(q) ? received[q].size() : plan.sources[static_cast<std::size_t>(q)].bytes;
-        detail::PriorImage pi{detail::read_header(image, size, what), image};
-        if (pi.info.rank != q || pi.info.iteration != v.iteration || pi.info.size != m) {
-          FX_THROW(CheckpointError, fmt::format("{}: holds rank {} of {}, iteration {}", what, pi.info.rank,
-                                                pi.info.size, pi.info.iteration));
-        }
-        detail::verify_payload(pi.info, image, what);
-        images.push_back(std::move(pi));
-      } catch (const CheckpointError& e) {
-        ok = 0;
-        error = e.what();
-        log::error("restore after the shrink: {}", e.what());
-        break;
-      }
-    }
-  }
-  if (!im.agree(ok)) {
-    FX_THROW(CheckpointError,
-             error.empty()
-                 ? fmt::format("restore after the shrink: iteration {} ({}) failed its checks on another "
-                               "rank (see its log)",
-                               v.iteration, v.level)
-                 : error);
-  }
-  for (const auto& pi : images) use(PriorPiece(pi));
-
-  // The HDF5 cadence goes on from the restored version's sequence.
-  im.sequence = v.level == "memory" ? plan.sequence : manifest.sequence;
-  im.committed.reset();
-  if (v.level == "hdf5" && r == 0) {
-    detail::set_aside_newer_versions(im.root(), v.iteration);
-  }
-  CheckpointStats st;
-  st.level = v.level;
-  st.iteration = v.iteration;
-  st.bytes = moved;
-  st.old_size = m;
-  st.seconds = now() - t0;
-  (v.level == "memory" ? st.memory_seconds : st.hdf5_seconds) = st.seconds;
-  im.restore_stats = st;
-  resized_restore_ = st;
-  const auto pieces =
-      static_cast<unsigned long long>(comm_.allreduce(static_cast<std::int64_t>(images.size()), MPI_SUM));
-  if (r == 0) {
-    log::info(
-        "restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
-        "delivered) in {:.2f} ms",
-        v.iteration, v.level == "memory" ? "memory" : "HDF5", m, n, pieces, st.seconds * 1e3);
-  }
+  const PriorVersion v = im.choose_prior(plan, manifest);
+  const std::vector<char> want = want_flags(wants(v), v);
+  const std::vector<char> wanted = im.exchange_wants(want);
+  detail::PriorPieces pieces;
+  if (v.level == CheckpointLevel::memory)
+    im.fetch_prior(plan, v.iteration, want, wanted, pieces);
+  else
+    im.read_prior(manifest, want, pieces);
+  for (const auto& pi : im.check_prior(v, pieces)) use(PriorPiece(pi));
+  const std::int64_t seq = v.level == CheckpointLevel::memory ? plan.sequence : manifest.sequence;
+  resized_restore_ = im.finish_prior(v, seq, pieces, now() - t0);
   return v;
 }
 

@@ -16,7 +16,6 @@ namespace fx {
 namespace detail {
 
 constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
-constexpr int kHostName = 64;
 
 void Slot::clear_flags() {
   iteration = -1;
@@ -62,23 +61,22 @@ Transfer::~Transfer() {
 }
 
 void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
-  const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
-  for (std::size_t i = 0; i < pieces; ++i) {
-    const std::size_t off = i * kMaxMessage;
-    MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Isend(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
-                                  peer, tag, comm_.raw(), &r));
-    requests_.push_back(r);
-  }
+  // MPI_Isend does not write its buffer; one loop serves both directions.
+  post(const_cast<std::byte*>(data), n, peer, tag, true);
 }
 
-void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) {
+void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) { post(data, n, peer, tag, false); }
+
+void Transfer::post(std::byte* data, std::size_t n, int peer, int tag, bool send) {
   const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
+    const int count = static_cast<int>(std::min(kMaxMessage, n - off));
     MPI_Request r = MPI_REQUEST_NULL;
-    FX_CHECK_MPI(comm_, MPI_Irecv(data + off, static_cast<int>(std::min(kMaxMessage, n - off)), MPI_BYTE,
-                                  peer, tag, comm_.raw(), &r));
+    const int rc = send ? MPI_Isend(data + off, count, MPI_BYTE, peer, tag, comm_.raw(), &r)
+                        : MPI_Irecv(data + off, count, MPI_BYTE, peer, tag, comm_.raw(), &r);
+    comm_.check(rc, send ? "MPI_Isend (data store transfer)" : "MPI_Irecv (data store transfer)", __FILE__,
+                __LINE__);
     requests_.push_back(r);
   }
 }
@@ -241,6 +239,34 @@ void DataStore::Impl::ensure_topology() {
   set_topology(all.data(), detail::kHostName);
 }
 
+std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
+    const std::vector<std::unique_ptr<Slot>>& slots, bool topology) {
+  const auto n = static_cast<std::size_t>(size());
+  const std::size_t k = static_cast<std::size_t>(depth()) + 2;
+  const std::size_t head = detail::kHostName + sizeof(std::int64_t);
+  const std::size_t block = head + k * sizeof(detail::SlotSummary);
+  std::vector<std::byte> mine(block), all(block * n);
+  const auto host = host_name();
+  std::memcpy(mine.data(), host.data(), host.size());
+  std::memcpy(mine.data() + detail::kHostName, &sequence, sizeof(std::int64_t));
+  auto it = slots.rbegin();
+  for (std::size_t i = 0; i < k; ++i) {
+    const detail::SlotSummary sum = it != slots.rend() ? (*it++)->summary() : detail::SlotSummary{};
+    std::memcpy(mine.data() + head + i * sizeof(sum), &sum, sizeof(sum));
+  }
+  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, all.data(),
+                                   static_cast<int>(block), MPI_BYTE, comm.raw()));
+  std::vector<detail::Inventory> inv(n);
+  for (std::size_t q = 0; q < n; ++q) {
+    const std::byte* p = all.data() + q * block;
+    std::memcpy(&inv[q].sequence, p + detail::kHostName, sizeof(std::int64_t));
+    inv[q].slots.resize(k);
+    std::memcpy(inv[q].slots.data(), p + head, k * sizeof(detail::SlotSummary));
+  }
+  if (topology) set_topology(reinterpret_cast<const char*>(all.data()), block);
+  return inv;
+}
+
 void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
   std::vector<std::string> hosts;
   for (int q = 0; q < size(); ++q) hosts.emplace_back(names + static_cast<std::size_t>(q) * stride);
@@ -258,7 +284,7 @@ void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
 // ----------------------------------------------------------------- API
 
 DataStore::DataStore(CheckpointConfig options)
-    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, comm_, members_, statics_)) {
+    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_, own_, members_, statics_)) {
   const auto& m = options_.memory;
   if (m.scheme == MemoryScheme::parity && m.parity_group < 2) {
     FX_THROW(CheckpointError,
@@ -271,10 +297,35 @@ DataStore::~DataStore() {
   int init = 0, fin = 0;
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
-  if (init && !fin) impl_->settle_background();
+  if (!init || fin) return;
+  impl_->settle_background();
+  release_own();
+}
+
+void DataStore::release_own() {
+  // Background transfers on it end first (its peers take part in the same
+  // set_comm, or it was revoked by a failure and they end at once).
+  impl_->settle_background();
+  MPI_Comm c = own_.raw();
+  if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  own_ = Comm();
+}
+
+const Comm& DataStore::own_comm() {
+  if (own_.valid()) return own_;
+  MPI_Comm c = MPI_COMM_NULL;
+  FX_CHECK_MPI(comm_, MPI_Comm_dup(comm_.raw(), &c));
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  own_ = Comm(c, comm_.handler());
+  return own_;
+}
+
+void DataStore::revoke() {
+  if (own_.valid()) ulfm::revoke(own_.raw());
 }
 
 void DataStore::set_comm(Comm comm) {
+  release_own();
   comm_ = std::move(comm);
   impl_->topology_valid = false;
   if (!comm_.valid()) return;
@@ -350,9 +401,10 @@ void DataStore::commit(std::int64_t iteration) {
   Impl& im = *impl_;
   const double t0 = now();
   im.flush();
+  const Comm& comm = own_comm();
   im.ensure_topology();
-  const int n = comm_.size();
-  const int r = comm_.rank();
+  const int n = comm.size();
+  const int r = comm.rank();
   im.drop_from(iteration);  // an abandoned future, or a repeated commit
   const std::uint64_t static_sent = im.publish_statics();
 
@@ -390,7 +442,7 @@ void DataStore::commit(std::int64_t iteration) {
   const double t1 = now();
 
   CheckpointStats st;
-  st.level = "memory";
+  st.level = CheckpointLevel::memory;
   st.iteration = iteration;
   st.bytes = bytes();
   st.static_bytes_sent = static_sent;
@@ -398,13 +450,13 @@ void DataStore::commit(std::int64_t iteration) {
   if (im.hdf5_due(s.sequence)) {
     im.commit_stats.hdf5_file_seconds = 0;
     im.write_hdf5(s);
-    st.level = "hdf5";
+    st.level = CheckpointLevel::hdf5;
     st.hdf5_seconds = now() - t1;
     st.hdf5_file_seconds = im.commit_stats.hdf5_file_seconds;
   }
   st.seconds = now() - t0;
   im.commit_stats = st;
-  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes,
+  log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, to_string(st.level), st.bytes,
              st.seconds * 1e3);
 }
 
@@ -413,40 +465,12 @@ std::optional<std::int64_t> DataStore::restore() {
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = comm_.size();
-  const int r = comm_.rank();
+  const int n = own_comm().size();
+  const int r = own_.rank();
 
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before.
-  const std::size_t k = static_cast<std::size_t>(im.depth()) + 2;
-  const std::size_t head = detail::kHostName + sizeof(std::uint64_t);
-  const std::size_t block = head + k * sizeof(detail::SlotSummary);
-  std::vector<std::byte> mine(block), all(block * static_cast<std::size_t>(n));
-  {
-    const auto host = host_name();
-    std::memcpy(mine.data(), host.data(), host.size());
-    std::memcpy(mine.data() + detail::kHostName, &im.sequence, sizeof(std::int64_t));
-    std::size_t i = 0;
-    for (auto it = im.versions.rbegin(); it != im.versions.rend() && i < k; ++it, ++i) {
-      const detail::SlotSummary sum = (*it)->summary();
-      std::memcpy(mine.data() + head + i * sizeof(sum), &sum, sizeof(sum));
-    }
-    for (; i < k; ++i) {
-      const detail::SlotSummary empty;
-      std::memcpy(mine.data() + head + i * sizeof(empty), &empty, sizeof(empty));
-    }
-  }
-  FX_CHECK_MPI(comm_, MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, all.data(),
-                                    static_cast<int>(block), MPI_BYTE, comm_.raw()));
-  std::vector<detail::Inventory> inv(static_cast<std::size_t>(n));
-  for (int q = 0; q < n; ++q) {
-    const std::byte* p = all.data() + static_cast<std::size_t>(q) * block;
-    auto& v = inv[static_cast<std::size_t>(q)];
-    std::memcpy(&v.sequence, p + detail::kHostName, sizeof(std::int64_t));
-    v.slots.resize(k);
-    std::memcpy(v.slots.data(), p + head, k * sizeof(detail::SlotSummary));
-  }
-  im.set_topology(reinterpret_cast<const char*>(all.data()), block);
+  const auto inv = im.exchange_inventories(im.versions, true);
   const auto plan = detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
 
   CheckpointStats st;
@@ -457,7 +481,7 @@ std::optional<std::int64_t> DataStore::restore() {
       im.drop_above(plan.iteration);
       im.committed = plan.iteration;
       im.sequence = plan.sequence;
-      st.level = "memory";
+      st.level = CheckpointLevel::memory;
       st.iteration = plan.iteration;
       st.static_bytes_received = im.restore_statics();
       st.memory_seconds = st.seconds = now() - t0;
@@ -483,7 +507,7 @@ std::optional<std::int64_t> DataStore::restore() {
       plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
   if (use_disk) {
     if (const auto it = im.restore_hdf5(plan.history)) {
-      st.level = "hdf5";
+      st.level = CheckpointLevel::hdf5;
       st.iteration = *it;
       st.static_bytes_received = im.restore_statics();
       st.hdf5_seconds = now() - t1;

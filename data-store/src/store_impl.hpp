@@ -19,8 +19,10 @@
 
 namespace fx::detail {
 
-// Message tags of the store; the app comm is the application's too, so
-// they sit well above what applications use for halos.
+constexpr int kHostName = 64;  // characters of a host name in the inventory exchange
+
+// Message tags of the store, on its own communicator (a duplicate of the
+// app's): they only keep the store's exchanges apart from each other.
 enum Tag : int {
   kTagSize = 0x5f00,
   kTagImage,
@@ -74,11 +76,15 @@ class Transfer {
   std::vector<MPI_Request> release();
 
  private:
+  void post(std::byte* data, std::size_t n, int peer, int tag, bool send);
   void fail(int rc);  // throws
   const Comm& comm_;
   std::vector<MPI_Request>& orphans_;
   std::vector<MPI_Request> requests_;
 };
+
+struct PriorImage;   // resize.cpp
+struct PriorPieces;  // resize.cpp
 
 // Requests left running by restore(): buddy copies for recovered ranks.
 struct Background {
@@ -152,6 +158,11 @@ struct DataStore::Impl {
   // restore() always does (with the inventories).
   void ensure_topology();
   void set_topology(const char* names, std::size_t stride);
+  // One allgather: every rank's newest depth()+2 slots of `slots` (restore:
+  // versions; restore_resized: prior) with its sequence and host name,
+  // which set the topology when `topology` is true.
+  std::vector<detail::Inventory> exchange_inventories(const std::vector<std::unique_ptr<detail::Slot>>& slots,
+                                                      bool topology);
 
   // Redundancy (redundancy.cpp); collective. Return false when some rank
   // of the exchange had no image to give (its pack failed).
@@ -167,6 +178,16 @@ struct DataStore::Impl {
   // restore_resized (resize.cpp): old rank q's image from its old parity
   // group, into `out` on the rank the plan chose. Collective over the group.
   void rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out);
+  // restore_resized's steps, in order (resize.cpp); collective but read_prior.
+  detail::PriorPlan plan_prior_restore();
+  PriorVersion choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest);
+  std::vector<char> exchange_wants(const std::vector<char>& want);  // per new rank, per old rank
+  void fetch_prior(const detail::PriorPlan& plan, std::int64_t iteration, const std::vector<char>& want,
+                   const std::vector<char>& wanted, detail::PriorPieces& out);
+  void read_prior(const detail::Manifest& manifest, const std::vector<char>& want, detail::PriorPieces& out);
+  std::vector<detail::PriorImage> check_prior(const PriorVersion& v, detail::PriorPieces& pieces);
+  CheckpointStats finish_prior(const PriorVersion& v, std::int64_t seq, const detail::PriorPieces& pieces,
+                               double seconds);
 
   // Static members (statics.cpp); collective. Return the bytes sent
   // (publish: at the first commit after registration, else 0) or received.
@@ -180,6 +201,13 @@ struct DataStore::Impl {
   bool hdf5_due(std::int64_t sequence) const;
   void write_hdf5(detail::Slot& s);  // sets commit_stats.hdf5_file_seconds
   std::optional<std::int64_t> restore_hdf5(bool fallback);
+  // Rank 0 reads the manifests of the complete versions written by `ranks`
+  // ranks; every rank gets them, newest first. `seen`: versions found at all.
+  std::vector<detail::Manifest> hdf5_manifests(int ranks, std::uint64_t& seen);
+  // This rank's file of `m` into `slot` and the members; false on every
+  // rank when some rank could not.
+  bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
+  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback);
   std::filesystem::path root() const { return options.hdf5.directory; }
 };
 

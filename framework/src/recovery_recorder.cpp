@@ -92,7 +92,7 @@ void RecoveryRecorder::repaired(const RepairResult& res, double t0, const Member
   pending_ = rec;
 }
 
-void RecoveryRecorder::restored(double seconds, std::int64_t iteration, const std::string& level) {
+void RecoveryRecorder::restored(double seconds, std::int64_t iteration, CheckpointLevel level) {
   if (!pending_) return;
   pending_->restore_s = seconds;
   pending_->restored_iteration = iteration;
@@ -112,8 +112,8 @@ void RecoveryRecorder::resumed(std::int64_t iteration) {
 void RecoveryRecorder::checkpointed(std::int64_t iteration, const CheckpointStats& st) {
   report_.add_checkpoint({iteration, now() - t_start_ - st.seconds, st.level, st.bytes, st.seconds,
                           st.seconds > 0 ? static_cast<double>(st.bytes) / st.seconds : 0});
-  log::debug("checkpoint of iteration {} ({}): {} bytes in {:.3f} ms", iteration, st.level, st.bytes,
-             st.seconds * 1e3);
+  log::debug("checkpoint of iteration {} ({}): {} bytes in {:.3f} ms", iteration, to_string(st.level),
+             st.bytes, st.seconds * 1e3);
 }
 
 }  // namespace fx::detail

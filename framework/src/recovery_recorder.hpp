@@ -35,7 +35,7 @@ class RecoveryRecorder {
   // restore and first step into the pending record.
   void repaired(const RepairResult& res, double t0, const Membership& m);
   bool pending() const { return pending_.has_value(); }
-  void restored(double seconds, std::int64_t iteration, const std::string& level);
+  void restored(double seconds, std::int64_t iteration, CheckpointLevel level);
   // The first step after the repair is done: the record goes to the report.
   void resumed(std::int64_t iteration);
   void checkpointed(std::int64_t iteration, const CheckpointStats& st);

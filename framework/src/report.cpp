@@ -159,7 +159,7 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "rounds" << YAML::Value << r.rounds;
     out << YAML::Key << "new_size" << YAML::Value << r.new_size;
     out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
-    out << YAML::Key << "restored_level" << YAML::Value << r.restored_level;
+    out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
     out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
     out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
@@ -180,7 +180,7 @@ std::string Report::to_yaml() const {
     out << YAML::Flow << YAML::BeginMap;
     out << YAML::Key << "iteration" << YAML::Value << c.iteration;
     out << YAML::Key << "time" << YAML::Value << num(c.time);
-    out << YAML::Key << "level" << YAML::Value << c.level;
+    out << YAML::Key << "level" << YAML::Value << std::string(to_string(c.level));
     out << YAML::Key << "bytes" << YAML::Value << c.bytes;
     out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
     out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
@@ -244,7 +244,7 @@ void Report::adopt_history(const std::string& yaml) {
     rec.rounds = x["rounds"].as<int>();
     rec.new_size = x["new_size"].as<int>();
     rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
-    rec.restored_level = x["restored_level"].as<std::string>();
+    rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
     const YAML::Node t = x["seconds"];
     rec.detect_s = t["detect"].as<double>();
     rec.revoke_s = t["revoke"].as<double>();
@@ -258,7 +258,7 @@ void Report::adopt_history(const std::string& yaml) {
   checkpoints_.clear();
   for (const auto& c : r["checkpoints"]) {
     checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(),
-                            c["level"].as<std::string>(), c["bytes"].as<std::uint64_t>(),
+                            enum_of<CheckpointLevel>(c, "level"), c["bytes"].as<std::uint64_t>(),
                             c["seconds"].as<double>(), c["bandwidth"].as<double>()});
   }
   tryblocks_.clear();
@@ -335,9 +335,9 @@ std::string Report::summary() const {
                     "restore {}), resumed at iteration {} from {}",
                     i + 1, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s),
                     ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s),
-                    r.restored_iteration, r.restored_level.empty() ? "none" : r.restored_level));
+                    r.restored_iteration, to_string(r.restored_level)));
   }
-  for (const char* level : {"memory", "hdf5"}) {
+  for (const CheckpointLevel level : {CheckpointLevel::memory, CheckpointLevel::hdf5}) {
     std::size_t n = 0;
     double bytes = 0, secs = 0;
     for (const auto& c : checkpoints_) {
@@ -345,7 +345,7 @@ std::string Report::summary() const {
       ++n, bytes += static_cast<double>(c.bytes), secs += c.seconds;
     }
     if (n == 0) continue;
-    line(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s", level, n,
+    line(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s", to_string(level), n,
                      bytes_text(bytes / static_cast<double>(n)), secs / static_cast<double>(n) * 1e3,
                      bytes_text(secs > 0 ? bytes / secs : 0)));
   }

@@ -122,6 +122,7 @@ void Runtime::on_error(const std::exception& e) {
 void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
   if (!comms_.revoked()) recorder_.detected(call, rc);
   comms_.revoke_all(world());  // the world too: wakes the idle spares
+  store_->revoke();            // its own comm: a rank in a store transfer wakes too
 }
 
 bool Runtime::interrupted() {
@@ -233,11 +234,11 @@ void Runtime::resize() {
   const bool restored = st && st->iteration == iteration_;
   if (restored) {
     log::info("resuming at iteration {} on {} ranks (checkpoint of {} ranks, {})", iteration_, logical_size(),
-              st->old_size, st->level);
+              st->old_size, to_string(st->level));
   } else {
     log::info("resize on {} ranks: starting again at iteration {}", logical_size(), iteration_);
   }
-  recorder_.restored(now() - t, iteration_, restored ? st->level : std::string("none"));
+  recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
 }
 
 void Runtime::restore_or_initialize() {
@@ -254,7 +255,7 @@ void Runtime::restore_or_initialize() {
     recorder_.phase("initialize", now() - ti);
   }
   iteration_ = restored.value_or(0);
-  recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : std::string("none"));
+  recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
   stage_ = Stage::steps;
 }
 
@@ -262,7 +263,7 @@ std::optional<std::int64_t> Runtime::restore_checkpoint() {
   fault_point(restore_phase());
   const double t = now();
   const std::optional<std::int64_t> it = store_->restore();
-  recorder_.restored(now() - t, it.value_or(0), it ? store_->last_restore_level() : std::string("none"));
+  recorder_.restored(now() - t, it.value_or(0), it ? store_->last_restore_level() : CheckpointLevel::none);
   if (it) iteration_ = *it;
   return it;
 }

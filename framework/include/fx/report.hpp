@@ -3,6 +3,7 @@
 // with the lowest logical rank (every process keeps the record), and a
 // human summary printed at the end. Keys are snake_case (docs/config.md).
 #include <fx/config.hpp>
+#include <fx/data_store/level.hpp>
 #include <fx/enum_names.hpp>
 #include <fx/exit_code.hpp>
 
@@ -45,7 +46,7 @@ struct RecoveryRecord {
   std::vector<int> failed_world_ranks;
   std::vector<int> failed_logical_ranks;
   std::int64_t restored_iteration = -1;
-  std::string restored_level;  // memory | hdf5 | none
+  CheckpointLevel restored_level = CheckpointLevel::none;
   RecoveryAction action = RecoveryAction::replace;
   int new_size = 0;
 };
@@ -53,7 +54,7 @@ struct RecoveryRecord {
 struct CheckpointRecord {
   std::int64_t iteration = 0;
   double time = 0;
-  std::string level;        // memory | hdf5
+  CheckpointLevel level = CheckpointLevel::memory;
   std::uint64_t bytes = 0;  // per rank
   double seconds = 0;
   double bandwidth = 0;  // bytes / seconds

@@ -13,6 +13,10 @@
 // Flags (after fx's own): --iters N --n WORDS --expect-level memory|hdf5|none
 //   --expect-recoveries K --expect-first-step IT
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
+//   --wildcard (the halo arrives through MPI_ANY_SOURCE / MPI_ANY_TAG
+//   receives posted at the start of every step, also right after a restore
+//   whose buddy copies are still in flight: the store's traffic, on its own
+//   communicator, must never match them; source, tag and size are checked)
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
@@ -42,6 +46,7 @@ class StoreApp : public fx::ResilientApp {
     cli.add_option("--expect-first-step", expect_first_step_);
     bool clean = false;
     cli.add_flag("--clean-dir", clean);
+    cli.add_flag("--wildcard", wildcard_);
     fx_test::parse_app_args(cli, ctx);
     // Before any checkpoint exists: other ranks touch the directory only
     // after collective steps (or through rank 0's listing at a cold start).
@@ -64,7 +69,10 @@ class StoreApp : public fx::ResilientApp {
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;
-    comm.sendrecv(&words_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
+    if (wildcard_)
+      left = wildcard_halo(ctx, it);
+    else
+      comm.sendrecv(&words_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
     const std::uint64_t local = fx_test::ring_advance(words_, r, it, left);
     derive(words_, aux_, it);
     acc_ = acc_ * 31 + comm.allreduce(local, MPI_SUM);
@@ -85,7 +93,8 @@ class StoreApp : public fx::ResilientApp {
     }
     if (std::memcmp(aux_.data(), aux.data(), aux.size() * sizeof(double)) != 0) problems += " aux differs;";
     if (acc_ != acc) problems += fmt::format(" acc {} != {};", acc_, acc);
-    const auto& level = ctx.store().last_restore_level();
+    problems += halo_problems_;
+    const std::string level(fx::to_string(ctx.store().last_restore_level()));
     if (!expect_level_.empty() && ctx.recoveries() > 0 && level != expect_level_) {
       problems += fmt::format(" last restore from {} (expected {});", level, expect_level_);
     }
@@ -114,6 +123,44 @@ class StoreApp : public fx::ResilientApp {
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> aux_;
   std::uint64_t acc_ = 0;
   std::int64_t first_step_ = -1;
+  bool wildcard_ = false;
+  std::string halo_problems_;
+
+  MPI_Request halo_req_ = MPI_REQUEST_NULL;
+  int halo_epoch_ = 0;  // recoveries when halo_req_ was posted
+  std::uint64_t halo_in_[2] = {0, 0};
+
+  // The left neighbour's first word through a wildcard receive, posted
+  // ahead: the next step's is pending across the checkpoint in between.
+  std::uint64_t wildcard_halo(const fx::Context& ctx, std::int64_t it) {
+    const auto& comm = ctx.comm();
+    const int r = comm.rank(), p = comm.size();
+    if (halo_req_ != MPI_REQUEST_NULL && halo_epoch_ != ctx.recoveries()) {
+      // Posted before a repair, on the revoked communicator: it ends in error.
+      MPI_Wait(&halo_req_, MPI_STATUS_IGNORE);
+      halo_req_ = MPI_REQUEST_NULL;
+    }
+    if (halo_req_ == MPI_REQUEST_NULL) post_halo(ctx);
+    FX_CHECK_MPI(comm, MPI_Send(&words_[0], 1, MPI_UINT64_T, (r + 1) % p, 7, comm.raw()));
+    MPI_Status st{};
+    FX_CHECK_MPI(comm, MPI_Wait(&halo_req_, &st));
+    int count = -1;
+    MPI_Get_count(&st, MPI_UINT64_T, &count);
+    if (st.MPI_SOURCE != (r + p - 1) % p || st.MPI_TAG != 7 || count != 1) {
+      halo_problems_ +=
+          fmt::format(" step {}: the wildcard halo receive matched source {}, tag {}, {} words;", it,
+                      st.MPI_SOURCE, st.MPI_TAG, count);
+    }
+    const std::uint64_t left = halo_in_[0];
+    if (it + 1 < iters_) post_halo(ctx);
+    return left;
+  }
+  void post_halo(const fx::Context& ctx) {
+    const auto& comm = ctx.comm();
+    FX_CHECK_MPI(comm,
+                 MPI_Irecv(halo_in_, 2, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, comm.raw(), &halo_req_));
+    halo_epoch_ = ctx.recoveries();
+  }
 };
 
 }  // namespace

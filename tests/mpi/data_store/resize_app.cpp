@@ -138,8 +138,8 @@ class ResizeApp : public fx::ResilientApp {
     if (!std::equal(w_.begin(), w_.end(), w.begin() + mine_.lo)) problems += " words differ;";
     if (acc_ != acc) problems += fmt::format(" acc {} != {};", acc_, acc);
     const auto& st = ctx.store().last_restore_stats();
-    if (!expect_level_.empty() && st.level != expect_level_) {
-      problems += fmt::format(" last restore from {} (expected {});", st.level, expect_level_);
+    if (!expect_level_.empty() && fx::to_string(st.level) != expect_level_) {
+      problems += fmt::format(" last restore from {} (expected {});", fx::to_string(st.level), expect_level_);
     }
     if (expect_size_ > 0 && ctx.size() != expect_size_) {
       problems += fmt::format(" {} ranks at the end (expected {});", ctx.size(), expect_size_);
@@ -152,7 +152,8 @@ class ResizeApp : public fx::ResilientApp {
       std::printf(
           "data_store_resize_app: %d ranks (checkpoint of %d), resumed at %lld from %s: every word matches "
           "the failure-free run bit for bit\n",
-          ctx.size(), st.old_size, static_cast<long long>(resumed_at_), st.level.c_str());
+          ctx.size(), st.old_size, static_cast<long long>(resumed_at_),
+          std::string(fx::to_string(st.level)).c_str());
     }
   }
 

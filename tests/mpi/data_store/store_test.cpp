@@ -85,6 +85,14 @@ struct Process {
     store->set_comm(comm);
     state->add_to(*store);
   }
+  // A repair as the runtime does it: the recruited rank starts afresh, the
+  // others set the communicator again (the store duplicates it anew).
+  void repair(bool recruited, const fx::CheckpointConfig& cfg, const fx::Comm& comm) {
+    if (recruited)
+      start(cfg, comm);
+    else
+      store->set_comm(comm);
+  }
   void commit(std::int64_t it) {
     state->fill(it);
     store->commit(it);
@@ -129,34 +137,30 @@ TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
   Process p(memory_only(), comm);
   for (std::int64_t it = 1; it <= 3; ++it) p.commit(it);
   EXPECT_EQ(p.store->committed_iteration(), 3);
-  EXPECT_EQ(p.store->last_commit_stats().level, "memory");
+  EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::memory);
   EXPECT_GT(p.store->last_commit_stats().bytes, 0u);
 
   const int victim = 2 % n;
-  if (r == victim)
-    p.start(memory_only(), comm);  // a recruited spare
-  else
-    p.state->fill(5);  // survivors moved on since the checkpoint
+  p.repair(r == victim, memory_only(), comm);  // a recruited spare
+  if (r != victim) p.state->fill(5);           // survivors moved on since the checkpoint
   const auto it = p.store->restore();
   ASSERT_TRUE(it.has_value());
   EXPECT_EQ(*it, 3);
-  EXPECT_EQ(p.store->last_restore_level(), "memory");
+  EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 
   // The recovered rank got the buddy copy it must hold back (in the
   // background): now its ward loses everything and restores through it.
   p.store->flush();
   const int ward = (victim + n - 1) % n;
-  if (r == ward)
-    p.start(memory_only(), comm);
-  else
-    p.state->fill(6);
+  p.repair(r == ward, memory_only(), comm);
+  if (r != ward) p.state->fill(6);
   EXPECT_EQ(p.store->restore(), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 
   // And checkpoints go on from there.
   p.commit(4);
-  if (r == victim) p.start(memory_only(), comm);
+  p.repair(r == victim, memory_only(), comm);
   EXPECT_EQ(p.store->restore(), 4);
   EXPECT_TRUE(all_true(p.state->matches(4)));
 }
@@ -207,7 +211,7 @@ TEST(DataStoreBuddy, DistanceTwo) {
   cfg.memory.buddy_distance = 2;
   Process p(cfg, comm);
   p.commit(7);
-  if (comm.rank() == 0) p.start(cfg, comm);
+  p.repair(comm.rank() == 0, cfg, comm);
   EXPECT_EQ(p.store->restore(), 7);
   EXPECT_TRUE(all_true(p.state->matches(7)));
 }
@@ -222,16 +226,14 @@ TEST(DataStoreParity, OneRankPerGroupIsRebuiltFromParity) {
   p.commit(1);
   p.commit(2);
   for (int victim : {1 % n, (n - 1) % n}) {
-    if (comm.rank() == victim)
-      p.start(cfg, comm);
-    else
-      p.state->fill(9);
+    p.repair(comm.rank() == victim, cfg, comm);
+    if (comm.rank() != victim) p.state->fill(9);
     EXPECT_EQ(p.store->restore(), 2);
-    EXPECT_EQ(p.store->last_restore_level(), "memory");
+    EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
     EXPECT_TRUE(all_true(p.state->matches(2))) << "victim " << victim;
   }
   p.commit(3);
-  if (comm.rank() == 0) p.start(cfg, comm);
+  p.repair(comm.rank() == 0, cfg, comm);
   EXPECT_EQ(p.store->restore(), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 }
@@ -255,21 +257,19 @@ TEST(DataStoreHdf5, RankAndBuddyLostFallsBackToDisk) {
   Process p(cfg, comm);
   p.commit(10);
   p.commit(20);
-  EXPECT_EQ(p.store->last_commit_stats().level, "hdf5");
+  EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::hdf5);
   EXPECT_GT(p.store->last_commit_stats().hdf5_seconds, 0.0);
   p.commit(30);
-  EXPECT_EQ(p.store->last_commit_stats().level, "memory");
-  if (comm.rank() == 1 || comm.rank() == 2)
-    p.start(cfg, comm);  // rank 2 held rank 1's copy
-  else
-    p.state->fill(33);
+  EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::memory);
+  p.repair(comm.rank() == 1 || comm.rank() == 2, cfg, comm);  // rank 2 held rank 1's copy
+  if (comm.rank() != 1 && comm.rank() != 2) p.state->fill(33);
   EXPECT_EQ(p.store->restore(), 20);
-  EXPECT_EQ(p.store->last_restore_level(), "hdf5");
+  EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(p.state->matches(20)));
   // Memory redundancy is re-created at once: a single loss now comes back from memory.
-  if (comm.rank() == 0) p.start(cfg, comm);
+  p.repair(comm.rank() == 0, cfg, comm);
   EXPECT_EQ(p.store->restore(), 20);
-  EXPECT_EQ(p.store->last_restore_level(), "memory");
+  EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
   EXPECT_TRUE(all_true(p.state->matches(20)));
 }
 
@@ -300,7 +300,7 @@ TEST(DataStoreHdf5, ColdRestartAfterACleanStop) {
   }
   Process fresh(cfg, comm);
   EXPECT_EQ(fresh.store->restore(), 4);
-  EXPECT_EQ(fresh.store->last_restore_level(), "hdf5");
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(fresh.state->matches(4)));
   fresh.commit(5);
   EXPECT_EQ(fresh.store->committed_iteration(), 5);
@@ -337,7 +337,7 @@ TEST(DataStoreHdf5, DamagedVersionsAreSkipped) {
   MPI_Barrier(MPI_COMM_WORLD);
   Process fresh(cfg, comm);
   EXPECT_EQ(fresh.store->restore(), n > 1 ? 1 : 2);
-  EXPECT_EQ(fresh.store->last_restore_level(), "hdf5");
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(fresh.state->matches(n > 1 ? 1 : 2)));
   MPI_Barrier(MPI_COMM_WORLD);
   if (comm.rank() == 0) {
@@ -358,7 +358,7 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
   {
     Process fresh(cfg, comm);
     EXPECT_FALSE(fresh.store->restore().has_value());
-    EXPECT_EQ(fresh.store->last_restore_level(), "none");
+    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
   }
   cfg.hdf5.on_unusable = fx::UnusablePolicy::stop;
   Process strict(cfg, comm);

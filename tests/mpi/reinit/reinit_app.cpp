@@ -155,7 +155,8 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
   if (opt.expect_deferred && deferred == 0) fail("sync mode: no rank carried a caught error to test_failure");
   if (!opt.expect_level.empty()) {
     const auto& recs = ctx.report().recoveries();
-    const std::string level = recs.empty() ? "(no recovery)" : recs.back().restored_level;
+    const std::string level =
+        recs.empty() ? "(no recovery)" : std::string(fx::to_string(recs.back().restored_level));
     if (level != opt.expect_level)
       fail("the last restore came from " + level + ", expected " + opt.expect_level);
   }

@@ -41,8 +41,9 @@ fx::Report reference_report() {
       r.add_progress(t, it);
       if (it % 5 == 0) {
         const bool disk = it % 20 == 0;
-        r.add_checkpoint({it, t, "memory", 2097152, 0.0011, 2097152 / 0.0011});
-        if (disk) r.add_checkpoint({it, t + 0.0011, "hdf5", 2097152, 0.0093, 2097152 / 0.0093});
+        r.add_checkpoint({it, t, fx::CheckpointLevel::memory, 2097152, 0.0011, 2097152 / 0.0011});
+        if (disk)
+          r.add_checkpoint({it, t + 0.0011, fx::CheckpointLevel::hdf5, 2097152, 0.0093, 2097152 / 0.0093});
       }
       t += dt;
     }
@@ -62,7 +63,7 @@ fx::Report reference_report() {
   rec1.failed_world_ranks = {2};
   rec1.failed_logical_ranks = {2};
   rec1.restored_iteration = 15;
-  rec1.restored_level = "memory";
+  rec1.restored_level = fx::CheckpointLevel::memory;
   rec1.action = fx::RecoveryAction::replace;
   rec1.new_size = 4;
   r.add_recovery(rec1);

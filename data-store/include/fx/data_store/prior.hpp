@@ -2,6 +2,7 @@
 // Reading the last checkpoint as the old decomposition laid it out, after a
 // shrink (recovery.on_exhausted: shrink) left fewer ranks than wrote it.
 // See DataStore::restore_resized in <fx/data_store/store.hpp>.
+#include <fx/data_store/level.hpp>
 #include <fx/data_store/member.hpp>
 #include <fx/error.hpp>
 
@@ -15,10 +16,10 @@ namespace fx {
 
 // The version restore_resized() brings back.
 struct PriorVersion {
-  std::int64_t iteration = -1;  // the runtime resumes here
-  int size = 0;                 // logical ranks that wrote it (the old decomposition)
-  int new_size = 0;             // logical ranks now
-  std::string level;            // "memory" or "hdf5"
+  std::int64_t iteration = -1;                    // the runtime resumes here
+  int size = 0;                                   // logical ranks that wrote it (the old decomposition)
+  int new_size = 0;                               // logical ranks now
+  CheckpointLevel level = CheckpointLevel::none;  // memory or hdf5
 };
 
 // One member of an old rank's image: what it was registered as, and its bytes.

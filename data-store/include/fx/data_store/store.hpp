@@ -3,6 +3,7 @@
 // members. Levels: in memory (own copy + a buddy copy on another rank, or
 // XOR parity over a group) and HDF5 (one file per rank per version).
 #include <fx/comm.hpp>
+#include <fx/data_store/level.hpp>
 #include <fx/data_store/member.hpp>
 #include <fx/data_store/options.hpp>
 #include <fx/data_store/prior.hpp>
@@ -20,9 +21,7 @@ namespace fx {
 
 // What one commit() or restore() did on this rank, for run reports.
 struct CheckpointStats {
-  // commit: "memory" or "hdf5" (memory and disk); restore: "memory" |
-  // "hdf5" | "none".
-  std::string level = "none";
+  CheckpointLevel level = CheckpointLevel::none;
   std::int64_t iteration = -1;
   std::uint64_t bytes = 0;       // this rank's registered bytes
   double seconds = 0;            // the whole call
@@ -58,9 +57,16 @@ class DataStore {
   DataStore& operator=(const DataStore&) = delete;
 
   // The logical app communicator; set again by the runtime after each
-  // repair. Not collective. Versions taken at another size (a shrink) move
-  // aside for restore_resized() until the next commit().
+  // repair, on every rank of it. Not collective itself: the store talks on
+  // its own duplicate of `comm`, made by the next collective call (every
+  // rank of `comm` must have set it), so its transfers can never match the
+  // application's receives, even MPI_ANY_SOURCE / MPI_ANY_TAG ones.
+  // Versions taken at another size (a shrink) move aside for
+  // restore_resized() until the next commit().
   void set_comm(Comm comm);
+  // Revoke the store's communicator (not collective): the runtime does it
+  // with its own on a failure, so a rank blocked in a store transfer wakes.
+  void revoke();
   const CheckpointConfig& options() const { return options_; }
   // Called at each StorePoint this rank reaches (not collective).
   using FaultHook = std::function<void(StorePoint)>;
@@ -137,15 +143,20 @@ class DataStore {
 
   const CheckpointStats& last_commit_stats() const;
   const CheckpointStats& last_restore_stats() const;
-  const std::string& last_restore_level() const { return last_restore_stats().level; }
+  CheckpointLevel last_restore_level() const { return last_restore_stats().level; }
 
  private:
   void fault_point(StorePoint point) const {
     if (fault_hook_) fault_hook_(point);
   }
   struct Impl;
+  // The store's duplicate of comm_, made when missing (the first collective
+  // call after set_comm()); throws ProcessFailure like any store call.
+  const Comm& own_comm();
+  void release_own();  // after its background transfers
   CheckpointConfig options_;
-  Comm comm_;
+  Comm comm_;  // the application's
+  Comm own_;   // the store's duplicate of comm_: all its traffic
   std::vector<Member> members_;
   std::optional<CheckpointStats> resized_restore_;  // see take_resized_restore()
   std::vector<StaticMember> statics_;
