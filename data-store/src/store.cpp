@@ -391,6 +391,9 @@ std::size_t DataStore::bytes() const {
 }
 
 std::optional<std::int64_t> DataStore::committed_iteration() const { return impl_->committed; }
+int DataStore::buddy_distance() const {
+  return impl_->topology_valid && !impl_->parity() ? impl_->distance : 0;
+}
 const CheckpointStats& DataStore::last_commit_stats() const { return impl_->commit_stats; }
 const CheckpointStats& DataStore::last_restore_stats() const { return impl_->restore_stats; }
 

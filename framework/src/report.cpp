@@ -42,6 +42,54 @@ E enum_of(const YAML::Node& node, const char* key) {
   FX_THROW(Error, fmt::format("run history: {} '{}' is not one of {}", key, text, enum_choices<E>()));
 }
 
+void emit_placement(YAML::Emitter& out, const Placement& p) {
+  out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "buddy_distance" << YAML::Value << p.buddy_distance;
+  out << YAML::Key << "ranks" << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : p.ranks) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "logical" << YAML::Value << r.logical;
+    out << YAML::Key << "world_rank" << YAML::Value << r.world_rank;
+    out << YAML::Key << "host" << YAML::Value << r.host;
+    out << YAML::Key << "copy_holder" << YAML::Value << r.copy_holder;
+    out << YAML::Key << "copy_host" << YAML::Value << r.copy_host;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "spares" << YAML::Value << YAML::BeginSeq;
+  for (const auto& [world, host] : p.spares) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "world_rank" << YAML::Value << world << YAML::Key
+        << "host" << YAML::Value << host << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+}
+
+// "host a: ranks 0 3, spare 5; host b: ranks 1 2; buddy copies on another
+// host: 4 of 4 (distance 2)", or "" before any placement was recorded.
+std::string placement_text(const Placement& p) {
+  if (p.ranks.empty()) return "";
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> hosts;  // host, (ranks, spares)
+  auto at = [&](const std::string& h) -> std::pair<std::string, std::string>& {
+    for (auto& e : hosts)
+      if (e.first == h) return e.second;
+    return hosts.emplace_back(h, std::pair<std::string, std::string>{}).second;
+  };
+  for (const auto& r : p.ranks) at(r.host).first += fmt::format(" {}", r.logical);
+  for (const auto& [world, host] : p.spares) at(host).second += fmt::format(" {}", world);
+  std::string s;
+  for (const auto& [h, rs] : hosts) {
+    s += fmt::format("{}{}:{}{}", s.empty() ? "" : "; ", h, rs.first.empty() ? "" : " ranks" + rs.first,
+                     rs.second.empty() ? "" : (rs.first.empty() ? " spares" : ", spares") + rs.second);
+  }
+  if (p.buddy_distance > 0) {
+    const auto apart = std::count_if(p.ranks.begin(), p.ranks.end(),
+                                     [](const RankPlacement& r) { return r.copy_host != r.host; });
+    s += fmt::format("; buddy copies on another host: {} of {} (distance {})", apart, p.ranks.size(),
+                     p.buddy_distance);
+  }
+  return s;
+}
+
 std::string ms(double seconds) { return seconds < 0 ? "?" : fmt::format("{:.1f} ms", seconds * 1e3); }
 
 std::string bytes_text(double b) {
@@ -129,6 +177,8 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "spares" << YAML::Value << spares_;
   out << YAML::Key << "world_size" << YAML::Value << world_size_;
   out << YAML::EndMap;
+
+  if (!placement_.ranks.empty()) emit_placement(out, placement_);
 
   out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
@@ -316,6 +366,7 @@ std::string Report::summary() const {
     }
     line("  time: " + p);
   }
+  if (const std::string p = placement_text(placement_); !p.empty()) line("  placement: " + p);
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) {
     line(fmt::format(

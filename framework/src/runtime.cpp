@@ -429,11 +429,36 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   if (speaker) {
     if (!died.empty()) log::warn("{}", verdict_.text);
     report_.set_phase_time("total", recorder_.since_start());
+    report_.set_placement(placement());
     conclude(verdict_.code, verdict_.text);
     std::fputs(report_.summary().c_str(), stdout);
     std::fflush(stdout);
   }
   return static_cast<int>(verdict_.code);
+}
+
+Placement Runtime::placement() const {
+  Placement p;
+  p.buddy_distance = logical_rank() >= 0 ? store_->buddy_distance() : 0;
+  const int n = members_.active_size();
+  p.ranks.resize(static_cast<std::size_t>(std::max(n, 0)));
+  for (const Identity& m : members_.members()) {
+    if (m.logical < 0 || m.logical >= n) {
+      p.spares.emplace_back(m.world_rank, members_.host(m.world_rank));
+      continue;
+    }
+    auto& r = p.ranks[static_cast<std::size_t>(m.logical)];
+    r.logical = m.logical;
+    r.world_rank = m.world_rank;
+    r.host = members_.host(m.world_rank);
+  }
+  if (p.buddy_distance > 0) {
+    for (auto& r : p.ranks) {
+      r.copy_holder = (r.logical + p.buddy_distance) % n;
+      r.copy_host = p.ranks[static_cast<std::size_t>(r.copy_holder)].host;
+    }
+  }
+  return p;
 }
 
 void Runtime::conclude(ExitCode code, const std::string& text) {

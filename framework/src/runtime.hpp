@@ -117,6 +117,7 @@ class Runtime final : public RuntimeServices {
   Phase restore_phase() const { return recoveries_ > 0 ? Phase::restore : Phase::start_restore; }
   void finish_job();
   void end_job(const JobEnded& e);
+  Placement placement() const;  // the report's: hosts of ranks, their copies, spares
   void conclude(ExitCode code, const std::string& text);
 
   Config config_;

@@ -68,6 +68,23 @@ struct TryBlockRecord {
   std::int64_t iteration = -1;  // the runtime's iteration the block ran in (-1: unknown)
 };
 
+// Where a logical rank ran, and where its in-memory buddy copy was held.
+struct RankPlacement {
+  int logical = -1;
+  int world_rank = -1;
+  std::string host;
+  int copy_holder = -1;   // logical rank holding its buddy copy (-1: parity scheme, or none yet)
+  std::string copy_host;  // that rank's host
+};
+
+// The layout the run ended with: every logical rank, the spares left, and
+// the buddy distance the store chose (0: parity scheme, or no commit yet).
+struct Placement {
+  std::vector<RankPlacement> ranks;                 // by logical rank
+  std::vector<std::pair<int, std::string>> spares;  // world rank, host
+  int buddy_distance = 0;
+};
+
 // Where the run happened. set_config fills it in (hostname, MPI library,
 // Kokkos version, UTC date); tests pin it with set_platform.
 struct Platform {
@@ -90,6 +107,8 @@ class Report {
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
+  void set_placement(Placement p) { placement_ = std::move(p); }
+  const Placement& placement() const { return placement_; }
   // A checkpoint was lost and recovery.on_lost_checkpoint: restart began
   // the run again from iteration 0.
   void add_restart_from_scratch() { ++restarts_from_scratch_; }
@@ -144,6 +163,7 @@ class Report {
   std::vector<RecoveryRecord> recoveries_;
   std::vector<CheckpointRecord> checkpoints_;
   std::vector<TryBlockRecord> tryblocks_;
+  Placement placement_;
   std::vector<std::pair<double, std::int64_t>> progress_;
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;

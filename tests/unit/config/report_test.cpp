@@ -240,3 +240,25 @@ TEST(Report, HistoryRoundTrip) {
     EXPECT_EQ(YAML::Dump(a[key]), YAML::Dump(b[key])) << key;
   }
 }
+
+TEST(Report, PlacementNamesTheHostsOfRanksCopiesAndSpares) {
+  fx::Report r;
+  fx::Placement p;
+  p.buddy_distance = 1;
+  const char* hosts[] = {"n1", "n2", "n1", "n1"};
+  for (int q = 0; q < 4; ++q) p.ranks.push_back({q, q, hosts[q], (q + 1) % 4, hosts[(q + 1) % 4]});
+  p.spares = {{5, "n2"}};
+  r.set_placement(p);
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  EXPECT_EQ(n["placement"]["buddy_distance"].as<int>(), 1);
+  ASSERT_EQ(n["placement"]["ranks"].size(), 4u);
+  EXPECT_EQ(n["placement"]["ranks"][1]["host"].as<std::string>(), "n2");
+  EXPECT_EQ(n["placement"]["ranks"][1]["copy_holder"].as<int>(), 2);
+  EXPECT_EQ(n["placement"]["ranks"][1]["copy_host"].as<std::string>(), "n1");
+  EXPECT_EQ(n["placement"]["spares"][0]["host"].as<std::string>(), "n2");
+  // 0 -> 1 and 1 -> 2 cross hosts; 2 -> 3 and 3 -> 0 stay on n1.
+  EXPECT_NE(r.summary().find("  placement: n1: ranks 0 2 3; n2: ranks 1, spares 5; buddy copies on another "
+                             "host: 2 of 4 (distance 1)\n"),
+            std::string::npos)
+      << r.summary();
+}

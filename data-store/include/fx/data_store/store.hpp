@@ -141,6 +141,10 @@ class DataStore {
   // do it first themselves. Throws ProcessFailure if a peer died.
   void flush();
 
+  // The buddy distance chosen for the hosts of this communicator (0: the
+  // parity scheme, or unknown before the first commit or restore on it).
+  int buddy_distance() const;
+
   const CheckpointStats& last_commit_stats() const;
   const CheckpointStats& last_restore_stats() const;
   CheckpointLevel last_restore_level() const { return last_restore_stats().level; }
