@@ -73,7 +73,8 @@ class JacobiTry : public fx::ResilientApp {
 
   void finish(fx::Context& ctx) override {
     std::string actions;
-    for (const auto& o : fx::try_log(ctx)) actions += (actions.empty() ? "" : ",") + o.action;
+    for (const auto& o : fx::try_log(ctx))
+      actions += (actions.empty() ? "" : ",") + std::string(fx::to_string(o.action));
     const bool original = ctx.role() != fx::Role::recovered;
     if (original && !expect_log_.empty() && actions != expect_log_)
       FX_THROW(fx::Error,
