@@ -1,6 +1,12 @@
 include(CMakePackageConfigHelpers)
 set(FX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/fx)
 install(EXPORT fxTargets NAMESPACE fx:: DESTINATION ${FX_CMAKE_DIR})
+# fxConfig.cmake looks for the private dependencies of static libraries only.
+if(BUILD_SHARED_LIBS)
+  set(FX_SHARED_LIBS ON)
+else()
+  set(FX_SHARED_LIBS OFF)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/fxConfig.cmake.in
   ${PROJECT_BINARY_DIR}/fxConfig.cmake INSTALL_DESTINATION ${FX_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/fxConfigVersion.cmake

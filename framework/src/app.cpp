@@ -56,7 +56,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   try {
     config = load_config(argc, argv);
     validate_against_world(config, world_size);
-    if (app_keys) config_check_keys(config, *app_keys);
+    if (app_keys) config.app.check_keys(*app_keys);
   } catch (const ConfigError& e) {
     // Every rank parsed the same input and reached the same verdict.
     if (world_rank == 0) {

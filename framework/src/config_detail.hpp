@@ -2,8 +2,7 @@
 // Private helpers shared by config.cpp, inject.cpp and report.cpp: value
 // parsing, "did you mean" suggestions and how a YAML node is quoted in an
 // error message.
-#include <fx/config.hpp>
-#include <yaml-cpp/yaml.h>
+#include <fx/config_yaml.hpp>
 
 #include <cstdint>
 #include <string>

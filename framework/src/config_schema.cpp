@@ -287,8 +287,7 @@ void read_tree(Walker& w, const YAML::Node& root, Config& cfg) {
   const YAML::Node app = Walker::child(root, "app");
   if (app.IsDefined() && !app.IsNull() && !app.IsMap())
     w.fail(app, "app", "a map (the application's settings)");
-  // Shared, not cloned: a clone would lose the marks apps need for errors.
-  cfg.app.reset(app.IsDefined() && !app.IsNull() ? app : YAML::Node(YAML::NodeType::Map));
+  cfg.app = make_section(app, w.file(), "app", w.overridden());
   if (w.cross_checks()) cross_check(w, root, cfg);
 }
 
@@ -302,10 +301,6 @@ YAML::Node node_at(const YAML::Node& root, const std::string& path) {
   }
   return cur;
 }
-
-}  // namespace fx::detail
-
-namespace fx {
 
 // The echo follows the schema; the failure list and the app section are
 // not keys of it.
@@ -323,14 +318,14 @@ YAML::Node config_to_yaml(const Config& c) {
     }
     cur[parts.back()] = v;
   };
-  for (const auto& k : detail::config_schema()) {
-    if (detail::under(k.path, "inject")) continue;
+  for (const auto& k : config_schema()) {
+    if (under(k.path, "inject")) continue;
     put(k.path, k.echo(c));
   }
   YAML::Node failures(YAML::NodeType::Sequence);
   for (const auto& s : c.inject.failures) {
     YAML::Node f(YAML::NodeType::Map);
-    f["target"] = detail::target_text(s.target_kind, s.target);
+    f["target"] = target_text(s.target_kind, s.target);
     if (s.iteration >= 0) f["iteration"] = s.iteration;
     if (s.phase) f["phase"] = std::string(to_string(*s.phase));
     f["action"] = std::string(to_string(s.action));
@@ -341,13 +336,13 @@ YAML::Node config_to_yaml(const Config& c) {
     failures.push_back(f);
   }
   n["inject"]["failures"] = failures;
-  for (const auto& k : detail::config_schema()) {
-    if (!c.inject.chaos || !detail::under(k.path, "inject")) continue;
+  for (const auto& k : config_schema()) {
+    if (!c.inject.chaos || !under(k.path, "inject")) continue;
     const YAML::Node v = k.echo(c);
     if (v.IsDefined()) put(k.path, v);
   }
-  n["app"] = c.app.IsDefined() ? YAML::Clone(c.app) : YAML::Node(YAML::NodeType::Map);
+  n["app"] = YAML::Clone(section_node(c.app));
   return n;
 }
 
-}  // namespace fx
+}  // namespace fx::detail

@@ -5,7 +5,7 @@
 // The parts of loading that are not one key each live beside it:
 // config_inject.cpp (failure specs, FX_INJECT), config_checks.cpp (checks
 // between keys, writable paths, the job size), config_sources.cpp (file,
-// environment, --fx-set), config_app.cpp (the app: section).
+// environment, --fx-set), config_app.cpp (the app: section, fx::ConfigSection).
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,7 +36,10 @@ std::vector<std::string> section_keys(const std::string& path);
 // section; with w.cross_checks(), the checks between keys.
 void read_tree(Walker& w, const YAML::Node& root, Config& cfg);
 
-// config_sources.cpp. The answer to --fx-print-launch (app.cpp): the
+// config_sources.cpp. A YAML file's top-level map (`origin`: where its
+// name came from, for a file that cannot be read). Throws ConfigError.
+YAML::Node load_yaml_file(const std::string& file, const std::string& origin);
+// The answer to --fx-print-launch (app.cpp): the
 // settings the launcher applies, one "key value" line each, loaded from
 // every source without MPI. Returns the exit code (0, or 2 after printing
 // the ConfigError).

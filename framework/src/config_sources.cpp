@@ -103,30 +103,38 @@ std::string read_config_file(const std::string& file, const std::string& origin)
   return text;
 }
 
+}  // namespace
+
+YAML::Node detail::load_yaml_file(const std::string& file, const std::string& origin) {
+  const std::string text = read_config_file(file, origin);
+  YAML::Node root(YAML::NodeType::Map);
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1) {
+      FX_THROW(ConfigError, mark_position(file, docs[1]), "document",
+               fmt::format("expected one YAML document, got {}", docs.size()));
+    }
+    if (!docs.empty() && !docs[0].IsNull()) root = docs[0];
+  } catch (const YAML::Exception& e) {
+    FX_THROW(ConfigError, fmt::format("{}:{}:{}", file, e.mark.line + 1, e.mark.column + 1), "yaml",
+             fmt::format("expected valid YAML, got '{}'", e.msg));
+  }
+  if (!root.IsMap()) {
+    FX_THROW(
+        ConfigError, mark_position(file, root), "document",
+        fmt::format("expected a map of sections ({}), got '{}'", join(section_keys("")), node_text(root)));
+  }
+  return root;
+}
+
+namespace {
+
 Config load(const std::string& file, const std::string& file_origin, const std::vector<Override>& env,
             const std::vector<Override>& sets) {
   Config cfg;
   cfg.source = file;
   YAML::Node root(YAML::NodeType::Map);
-  if (!file.empty()) {
-    const std::string text = read_config_file(file, file_origin);
-    try {
-      std::vector<YAML::Node> docs = YAML::LoadAll(text);
-      if (docs.size() > 1) {
-        FX_THROW(ConfigError, mark_position(file, docs[1]), "document",
-                 fmt::format("expected one YAML document, got {}", docs.size()));
-      }
-      if (!docs.empty() && !docs[0].IsNull()) root = docs[0];
-    } catch (const YAML::Exception& e) {
-      FX_THROW(ConfigError, fmt::format("{}:{}:{}", file, e.mark.line + 1, e.mark.column + 1), "yaml",
-               fmt::format("expected valid YAML, got '{}'", e.msg));
-    }
-    if (!root.IsMap()) {
-      FX_THROW(
-          ConfigError, mark_position(file, root), "document",
-          fmt::format("expected a map of sections ({}), got '{}'", join(section_keys("")), node_text(root)));
-    }
-  }
+  if (!file.empty()) root = load_yaml_file(file, file_origin);
 
   // The launcher's FX_SPARES wins over the file; say so when they differ.
   std::string file_spares;

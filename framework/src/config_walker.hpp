@@ -42,6 +42,9 @@ class Walker {
   // Checks between keys; off when one source is validated on its own (a
   // later source may still change the other key).
   bool cross_checks() const { return cross_checks_; }
+  // The file the marks refer to, and the keys the environment or --fx-set set.
+  const std::string& file() const { return file_; }
+  const std::map<std::string, std::string>& overridden() const { return overridden_; }
 
   // Overrides win over file marks: their nodes were parsed from a string.
   std::string where(const YAML::Node& node, const std::string& path) const {

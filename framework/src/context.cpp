@@ -16,7 +16,7 @@ int Context::recoveries() const { return rt_.recoveries(); }
 DataStore& Context::store() { return rt_.store(); }
 Report& Context::report() { return rt_.report(); }
 const Config& Context::fx_config() const { return rt_.config(); }
-const YAML::Node& Context::config() const { return rt_.config().app; }
+const ConfigSection& Context::config() const { return rt_.config().app; }
 const std::vector<std::string>& Context::args() const { return rt_.args(); }
 void Context::fault_point(Phase phase) { rt_.fault_point(phase); }
 Comm Context::split(int color, int key) { return rt_.derive(color, key, false); }

@@ -3,6 +3,7 @@
 // summary printed at the end. Numbers are written in fixed notation with at
 // most six decimals, so every YAML reader (also YAML 1.1 ones such as
 // PyYAML, used by ./fx plot) reads them as numbers.
+#include <fx/config_yaml.hpp>
 #include <fx/error.hpp>
 #include <fx/report.hpp>
 
@@ -139,7 +140,7 @@ void emit_ints(YAML::Emitter& out, const std::vector<int>& v) {
 }  // namespace
 
 void Report::set_config(const Config& config, int active, int spares, int world_size) {
-  config_echo_ = YAML::Dump(config_to_yaml(config));
+  config_echo_ = YAML::Dump(detail::config_to_yaml(config));
   report_path_ = config.report_path;
   active_ = active;
   spares_ = spares;

@@ -58,7 +58,7 @@ std::vector<int> TryOutcome::ranks_with(TryError error) const {
 }
 
 std::string TryOutcome::describe() const {
-  std::string s = committed ? "committed" : fmt::format("aborted ({})", action);
+  std::string s = committed ? "committed" : fmt::format("aborted ({})", to_string(action));
   if (attempts > 1) s += fmt::format(" after {} attempts", attempts);
   if (!committed) s += ": " + list_errors(errors);
   for (std::size_t i = 0; i < history.size(); ++i)
@@ -568,7 +568,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
       TryOutcome in = outcome_of(f.deferred[b - 1]->name, d.errors[b]);
       in.committed = d.committed;
       in.attempts = 1;
-      in.action = d.committed ? "committed" : "aborted";
+      in.action = d.committed ? TryAction::committed : TryAction::aborted;
       in.inner = std::move(f.deferred[b - 1]->inner);
       f.inner.push_back(std::move(in));
       // Decided together: a deferred block's errors are the parent's too.
@@ -586,7 +586,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
                            name, f.seq));
     }
     if (d.failed) {
-      out.action = "recovery";
+      out.action = TryAction::recovery;
       record(f, out);
       escalate(f,
                fmt::format("TryBlock '{}' aborted by a process failure: {}", name, list_errors(out.errors)));
@@ -594,7 +594,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
     if (d.suspect) rebuild(f);
     if (d.committed) {
       out.committed = true;
-      out.action = "committed";
+      out.action = TryAction::committed;
       record(f, out);
       if (parent != nullptr) parent->inner.push_back(out);
       return out;
@@ -607,19 +607,19 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
     }
     saved.restore();  // nothing done by an aborted block stays
     if (parent != nullptr) {
-      out.action = "aborted";
+      out.action = TryAction::aborted;
       parent->inner.push_back(out);
       if (options.propagate) propagate(*parent, out, group.rank());
       return out;
     }
     if (rollback && !d.rolled_back_before) {
       st.rolled_back.insert({name, f.rt.iteration()});
-      out.action = "rollback";
+      out.action = TryAction::rollback;
       record(f, out);
       escalate(f, fmt::format("TryBlock '{}' failed {} time(s): rolling back to the last checkpoint", name,
                               attempt));
     }
-    out.action = "abort";
+    out.action = TryAction::abort;
     record(f, out);
     FX_THROW(TryBlockAborted, fmt::format("TryBlock '{}' aborted: {}", name, out.describe()));
   }

@@ -26,12 +26,15 @@ leaked=$( (cd "$inc" && find . -path '*/detail/*' -name '*.hpp'
 missing=$(cd "$inc" && grep -rhoE '#include <fx/[^>]+>' . | sed 's/#include <\(.*\)>/\1/' | sort -u |
           while read -r h; do [ -e "$h" ] || echo "$h"; done)
 [ -z "$missing" ] || { echo "install: installed headers include headers that are not installed:" $missing >&2; exit 1; }
+# yaml-cpp is a private dependency: no installed header may include it.
+yaml=$(cd "$inc" && grep -rlE '#[[:space:]]*include[[:space:]]*[<"]yaml-cpp/' . || true)
+[ -z "$yaml" ] || { echo "install: installed headers include yaml-cpp:" $yaml >&2; exit 1; }
 # Relocatable: the exported targets name dependencies by target, never by
 # an absolute path of this machine.
 abs=$(grep -hE 'INTERFACE_(LINK_LIBRARIES|INCLUDE_DIRECTORIES)' "$work"/prefix/lib*/cmake/fx/fxTargets.cmake |
       grep -oE '[";]/[^";]*' || true)
 [ -z "$abs" ] || { echo "install: exported targets name absolute paths:" $abs >&2; exit 1; }
-echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers installed, no internal one"
+echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers installed, no internal one, none includes yaml-cpp"
 
 # Only the prefix: the fx build tree must not leak into the consumer.
 "$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
@@ -41,13 +44,17 @@ echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers insta
 # Run it through the installed launcher only (no repository script): once
 # failure-free, once with logical rank 1 killed at step 12 (a spare takes
 # over from the in-memory checkpoint). Verdicts 0 and 3, the same answer.
+# The app's own key (app.steps, read through fx::ConfigSection) comes from
+# the environment.
 app=$work/build/fx_consumer
 run=$work/prefix/bin/fx-run
-export FX_CFG_CHECKPOINT__MEMORY__EVERY=5
+export FX_CFG_CHECKPOINT__MEMORY__EVERY=5 FX_CFG_APP__STEPS=30
 FX_INJECT= "$run" -n 3 -s 1 -t 60 "$app" > "$work/clean.out" 2>&1 || { cat "$work/clean.out"; exit 1; }
 rc=0
 FX_INJECT=1@12 "$run" -n 3 -s 1 -t 60 "$app" > "$work/kill.out" 2>&1 || rc=$?
 [ "$rc" -eq 3 ] || { cat "$work/kill.out"; echo "install: killed run exited $rc, expected 3" >&2; exit 1; }
+grep -q ' 30 steps,' "$work/clean.out" ||
+  { cat "$work/clean.out"; echo "install: the consumer did not read app.steps=30 from FX_CFG_APP__STEPS" >&2; exit 1; }
 want=$(grep -o 'sum [0-9]*' "$work/clean.out")
 got=$(grep -o 'sum [0-9]*' "$work/kill.out")
 [ -n "$want" ] && [ "$want" = "$got" ] ||

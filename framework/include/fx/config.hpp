@@ -2,11 +2,11 @@
 // fx's configuration: YAML file < FX_* environment < --fx-set key=value.
 // The schema is documented in docs/config.md; load_config validates it
 // strictly and throws fx::ConfigError naming file:line:column.
+#include <fx/config_section.hpp>
 #include <fx/data_store/options.hpp>
 #include <fx/enum_names.hpp>
 #include <fx/log.hpp>
 #include <fx/spares/options.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <map>
@@ -129,7 +129,7 @@ struct Config {
   log::Level log_level = log::Level::info;
   std::string report_path;  // "" : no report
   InjectConfig inject;
-  YAML::Node app;      // the application's own section
+  ConfigSection app;   // the application's own section (ctx.config())
   std::string source;  // the YAML file, or "" when none
   // Extensions:
   std::map<std::string, ConfigOrigin> origins;  // canonical key -> where it was set
@@ -154,30 +154,6 @@ Config load_config(const std::string& file, const std::vector<std::string>& env,
 // targets that exist, buddy distance and parity group against the active
 // ranks. Throws ConfigError naming where the offending value was set.
 void validate_against_world(const Config& config, int world_size);
-
-// The effective configuration as YAML (the report's `config:` echo).
-YAML::Node config_to_yaml(const Config& config);
-
-// Typed lookup in an application's section, with fx's error format:
-//   int nx = fx::config_get<int>(ctx.config(), "nx", 64, ctx.fx_config());
-// throws ConfigError "file:line:column: app.nx: expected an integer, got 'x'".
-// T: bool, int, std::int64_t, std::uint64_t, double, std::string.
-template <class T>
-T config_get(const YAML::Node& section, const std::string& key, const T& fallback, const std::string& origin,
-             const std::string& prefix = "app");
-template <class T>
-T config_get(const YAML::Node& section, const std::string& key, const T& fallback, const Config& config,
-             const std::string& prefix = "app");
-// Rejects keys of `section` not in `known`, suggesting the nearest one.
-void config_check_keys(const YAML::Node& section, const std::vector<std::string>& known,
-                       const std::string& origin, const std::string& prefix = "app");
-// Rejects keys of config.app not in `known`, naming where each was set (file
-// position, env FX_CFG_APP__..., --fx-set) and the nearest known key.
-void config_check_keys(const Config& config, const std::vector<std::string>& known);
-// Throws ConfigError "<where key is>: <prefix.key>: expected <expected>, got '<value>'".
-[[noreturn]] void config_reject(const YAML::Node& section, const std::string& key,
-                                const std::string& expected, const std::string& origin,
-                                const std::string& prefix = "app");
 
 }  // namespace fx
 

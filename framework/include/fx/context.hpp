@@ -49,8 +49,8 @@ class Context {
   DataStore& store();
   Report& report();
   const Config& fx_config() const;
-  // The application's own YAML section (`app:`).
-  const YAML::Node& config() const;
+  // The application's own section (`app:`): ctx.config().get("nx", 64).
+  const ConfigSection& config() const;
 
   // The command line left after fx and Kokkos took their options
   // (args()[0] is the program).

@@ -47,6 +47,15 @@ struct TryRankError {
   bool operator==(const TryRankError& o) const { return rank == o.rank && error == o.error; }
 };
 
+// What became of a block, the same on every participant.
+enum class TryAction {
+  committed,  // the body's work stands
+  aborted,    // a nested block, its aborted outcome returned to its parent
+  rollback,   // a top-level block rolled the job back to the last checkpoint
+  recovery,   // a process failed: the runtime's repair with spares
+  abort,      // fx::TryBlockAborted was thrown
+};
+
 struct TryOutcome {
   std::string name;
   bool committed = false;
@@ -58,14 +67,13 @@ struct TryOutcome {
   std::vector<std::vector<TryRankError>> history;
   // Blocks nested in the deciding attempt, in the order they completed.
   std::vector<TryOutcome> inner;
-  // committed | aborted (a nested block, left to its parent) | rollback |
-  // recovery | abort (fx::TryBlockAborted was thrown).
-  std::string action;
+  TryAction action = TryAction::aborted;
 
   explicit operator bool() const { return committed; }
   bool has(TryError error) const;
   std::vector<int> ranks_with(TryError error) const;
-  // "committed after 2 attempts (1: rank 2 incorrect_result)", one line.
+  // "committed after 2 attempts; attempt 1: rank 2 incorrect_result", or
+  // "aborted (rollback) after 3 attempts: rank 1 timeout; ...", one line.
   std::string describe() const;
 };
 
@@ -152,3 +160,6 @@ const std::vector<TryOutcome>& try_log(Context& ctx);
 FX_ENUM_NAMES(fx::TryError, {fx::TryError::incorrect_result, "incorrect_result"},
               {fx::TryError::user_assertion, "user_assertion"}, {fx::TryError::timeout, "timeout"},
               {fx::TryError::process_failure, "process_failure"}, {fx::TryError::unknown, "unknown"})
+FX_ENUM_NAMES(fx::TryAction, {fx::TryAction::committed, "committed"}, {fx::TryAction::aborted, "aborted"},
+              {fx::TryAction::rollback, "rollback"}, {fx::TryAction::recovery, "recovery"},
+              {fx::TryAction::abort, "abort"})

@@ -126,32 +126,10 @@ void ParamSet::set_from_text(Param& p, const std::string& text, const std::strin
   p.origin = position;
 }
 
-void ParamSet::resolve(const YAML::Node& app, const std::string& source, const CliValues& cli,
-                       const OriginHint& origin_of) {
-  const std::string file = source.empty() ? std::string("configuration") : source;
-  auto where = [&](const YAML::Node& n, const std::string& key = "") {
-    if (origin_of && !key.empty())
-      if (std::string o = origin_of(key); !o.empty()) return o;
-    const YAML::Mark m = n.Mark();
-    if (m.line < 0) return file + " (app section)";
-    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-  };
-  if (app && !app.IsNull()) {
-    if (!app.IsMap()) FX_THROW(fx::ConfigError, where(app), "app", "the app section must be a mapping");
-    for (const auto& kv : app) {
-      const std::string key = kv.first.as<std::string>();
-      Param* p = find(key);
-      if (!p) {
-        std::string known;
-        for (const auto& q : params_) known += (known.empty() ? "" : ", ") + q.key;
-        FX_THROW(fx::ConfigError, where(kv.first, key), "app." + key,
-                 "unknown " + app_ + " parameter (known: " + known + ")");
-      }
-      if (!kv.second.IsScalar())
-        FX_THROW(fx::ConfigError, where(kv.second, key), "app." + key, "expects a scalar value");
-      set_from_text(*p, kv.second.Scalar(), where(kv.second, key), "app." + key);
-    }
-  }
+void ParamSet::resolve(const fx::ConfigSection& app, const CliValues& cli) {
+  app.check_keys(keys());  // fx's wording, as fx::run's up-front check of an fx app
+  for (const std::string& key : app.keys())
+    set_from_text(*find(key), app.get<std::string>(key, ""), app.position(key), app.path() + "." + key);
   for (const auto& [key, text] : cli) {
     Param* p = find(key);
     if (!p) FX_THROW(fx::ConfigError, "command line", key, "unknown parameter");

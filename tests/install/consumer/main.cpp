@@ -1,7 +1,8 @@
 // An application built against the installed package only (<fx/fx.hpp>,
 // fx::fx) and run through the installed launcher (bin/fx-run): a ring of
 // ranks, each step a neighbour exchange and an allreduce, with its state
-// checkpointed in memory. The answer must not depend on failures.
+// checkpointed in memory. The answer must not depend on failures. Its
+// `app: steps` is read through fx::ConfigSection (ctx.config()).
 #include <fx/fx.hpp>
 
 #include <cstdint>
@@ -15,7 +16,7 @@ class Ring : public fx::ResilientApp {
   static std::vector<std::string> config_keys() { return {"steps"}; }
 
   void setup(fx::Context& ctx) override {
-    steps_ = fx::config_get<std::int64_t>(ctx.config(), "steps", 40, ctx.fx_config());
+    steps_ = ctx.config().get<std::int64_t>("steps", 40);
     data_.assign(64, 0);
     ctx.store().add("data", data_);
     ctx.store().add_scalar("sum", sum_);
@@ -35,8 +36,8 @@ class Ring : public fx::ResilientApp {
   }
   void finish(fx::Context& ctx) override {
     if (ctx.rank() == 0) {
-      std::printf("fx consumer: %d ranks, %d recoveries, sum %llu\n", ctx.size(), ctx.recoveries(),
-                  static_cast<unsigned long long>(sum_));
+      std::printf("fx consumer: %d ranks, %lld steps, %d recoveries, sum %llu\n", ctx.size(),
+                  static_cast<long long>(steps_), ctx.recoveries(), static_cast<unsigned long long>(sum_));
       ctx.report().set_result("sum", sum_);
     }
   }

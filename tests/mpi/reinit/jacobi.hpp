@@ -22,9 +22,9 @@ struct Grid {
 
   static Grid from(const fx::Context& ctx) {
     Grid g;
-    g.nx = fx::config_get<int>(ctx.config(), "nx", g.nx, ctx.fx_config());
-    g.ny = fx::config_get<int>(ctx.config(), "ny", g.ny, ctx.fx_config());
-    g.nz = fx::config_get<int>(ctx.config(), "nz", g.nz, ctx.fx_config());
+    g.nx = ctx.config().get<int>("nx", g.nx);
+    g.ny = ctx.config().get<int>("ny", g.ny);
+    g.nz = ctx.config().get<int>("nz", g.nz);
     return g;
   }
 };

@@ -97,7 +97,7 @@ void solve(fx::Context& ctx, fx::ReinitState state) {
   misuse(opt);
 
   const jacobi::Grid g = jacobi::Grid::from(ctx);
-  const auto iters = fx::config_get<std::int64_t>(ctx.config(), "iterations", 60, ctx.fx_config());
+  const auto iters = ctx.config().get<std::int64_t>("iterations", 60);
   const int p = ctx.size(), r = ctx.rank();
   const int planes = g.count(r, p), z0 = g.first(r, p);
   std::vector<double> u((static_cast<std::size_t>(planes) + 2) * g.plane(), 0.0), v = u;

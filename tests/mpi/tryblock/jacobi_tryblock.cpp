@@ -27,8 +27,8 @@ class JacobiTry : public fx::ResilientApp {
     cli.add_option("--expect-log", expect_log_);
     fx_test::parse_app_args(cli, ctx);
     g_ = jacobi::Grid::from(ctx);
-    iters_ = fx::config_get<std::int64_t>(ctx.config(), "iterations", 40, ctx.fx_config());
-    residual_every_ = fx::config_get<std::int64_t>(ctx.config(), "residual_every", 10, ctx.fx_config());
+    iters_ = ctx.config().get<std::int64_t>("iterations", 40);
+    residual_every_ = ctx.config().get<std::int64_t>("residual_every", 10);
     planes_ = g_.count(ctx.rank(), ctx.size());
     z0_ = g_.first(ctx.rank(), ctx.size());
     u_.assign((static_cast<std::size_t>(planes_) + 2) * g_.plane(), 0.0);
@@ -73,7 +73,8 @@ class JacobiTry : public fx::ResilientApp {
 
   void finish(fx::Context& ctx) override {
     std::string actions;
-    for (const auto& o : fx::try_log(ctx)) actions += (actions.empty() ? "" : ",") + o.action;
+    for (const auto& o : fx::try_log(ctx))
+      actions += (actions.empty() ? "" : ",") + std::string(fx::to_string(o.action));
     const bool original = ctx.role() != fx::Role::recovered;
     if (original && !expect_log_.empty() && actions != expect_log_)
       FX_THROW(fx::Error,

@@ -106,7 +106,8 @@ class TryApp : public fx::ResilientApp {
     }
     try {
       const fx::TryOutcome o = ctx.try_block("ring", ring, options);
-      expect(o.committed && o.action == "committed", "a top-level block returned without committing", o);
+      expect(o.committed && o.action == fx::TryAction::committed,
+             "a top-level block returned without committing", o);
     } catch (const fx::TryBlockAborted& e) {
       // The policy gave up: the block's work is gone (data as at admission),
       // the iteration contributes nothing, on every rank alike.
@@ -157,7 +158,7 @@ class TryApp : public fx::ResilientApp {
           if (h.rank() == 1 && outer == 1) h.raise_error(TryError::incorrect_result);
         },
         once);
-    const bool ok = outer == 1 ? !in.committed && in.attempts == 2 && in.action == "aborted" &&
+    const bool ok = outer == 1 ? !in.committed && in.attempts == 2 && in.action == fx::TryAction::aborted &&
                                      in.errors == Errors{{1, TryError::incorrect_result}}
                                : in.committed && in.attempts == 1;
     expect(ok, "nested block 'half' on outer attempt " + std::to_string(outer), in);
@@ -189,15 +190,16 @@ class TryApp : public fx::ResilientApp {
     } else if (sc == "kill_body" || sc == "kill_commit") {
       one(1);
       const int victim = sc == "kill_body" ? 2 : 1;
-      expect(log[0].action == "recovery" && log[0].errors == Errors{{victim, TryError::process_failure}},
+      expect(log[0].action == fx::TryAction::recovery &&
+                 log[0].errors == Errors{{victim, TryError::process_failure}},
              sc + ": expected recovery after a process failure of rank " + std::to_string(victim), log[0]);
     } else if (sc == "exhaust" || sc == "persistent") {
       one(sc == "exhaust" ? 1 : 2);
       const Errors e{{1, TryError::incorrect_result}};
       for (std::size_t i = 0; i < log.size(); ++i) {
         const auto& o = log[i];
-        expect(o.action == (i == 0 ? "rollback" : "abort") && o.attempts == 3 && o.errors == e &&
-                   o.history == std::vector<Errors>{e, e},
+        expect(o.action == (i == 0 ? fx::TryAction::rollback : fx::TryAction::abort) && o.attempts == 3 &&
+                   o.errors == e && o.history == std::vector<Errors>{e, e},
                sc + ": expected soft retries exhausted, then " + (i == 0 ? "a rollback" : "an abort"), o);
       }
     } else if (sc == "nested") {

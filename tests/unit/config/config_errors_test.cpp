@@ -601,7 +601,7 @@ TEST(AppKeys, UnknownKeyNamesItsSource) {
   auto check = [&](const std::string& file, const std::vector<std::string>& env,
                    const std::vector<std::string>& sets) {
     try {
-      fx::config_check_keys(fx::load_config(file, env, sets), known);
+      fx::load_config(file, env, sets).app.check_keys(known);
       return std::string();
     } catch (const fx::ConfigError& e) {
       return std::string(e.what());

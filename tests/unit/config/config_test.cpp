@@ -1,5 +1,6 @@
 // Good configurations: values, precedence (file < env < --fx-set), argv
 // handling, the app section helpers, and every example in configs/.
+#include <fx/config_yaml.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +21,7 @@ TEST(Config, DefaultsWithoutAnything) {
   EXPECT_EQ(c.log_level, fx::log::Level::info);
   EXPECT_TRUE(c.report_path.empty());
   EXPECT_TRUE(c.inject.failures.empty());
-  EXPECT_TRUE(c.app.IsMap());
+  EXPECT_TRUE(c.app.keys().empty());
   EXPECT_TRUE(c.source.empty());
 }
 
@@ -112,7 +113,7 @@ app:
   EXPECT_EQ(c.inject.chaos_start, 5);
   EXPECT_EQ(c.inject.chaos_phase, fx::Phase::compute);
   EXPECT_EQ(c.inject.buddy_distance, 2);
-  EXPECT_EQ(c.app["nx"].as<int>(), 64);
+  EXPECT_EQ(c.app.get("nx", 0), 64);
   EXPECT_NO_THROW(fx::validate_against_world(c, 6));
 }
 
@@ -162,7 +163,7 @@ TEST(Config, GenericEnvAndOtherVariablesIgnored) {
                                   "FX_STATUS_FILE=/tmp/x", "PATH=/bin"},
                                  {});
   EXPECT_EQ(c.checkpoint.memory.every, 7);
-  EXPECT_EQ(c.app["nx"].as<int>(), 32);
+  EXPECT_EQ(c.app.get("nx", 0), 32);
 }
 
 TEST(Config, CompactInjectSyntax) {
@@ -189,7 +190,7 @@ TEST(Config, SetTakesYamlValues) {
   const auto c = fx::load_config("", {}, {"inject.failures=[{target: 1, iteration: 3}]", "app.sizes=[1, 2]"});
   ASSERT_EQ(c.inject.failures.size(), 1u);
   EXPECT_EQ(c.inject.failures[0].origin, "--fx-set");
-  EXPECT_EQ(c.app["sizes"].size(), 2u);
+  EXPECT_EQ(fx::detail::section_node(c.app)["sizes"].size(), 2u);
 }
 
 TEST(Config, ArgvKeepsTheAppsArguments) {
@@ -219,27 +220,34 @@ TEST(Config, AppLookups) {
   ScratchDir d;
   const auto f = d.file("app.yaml", "app:\n  nx: 128\n  tol: 1e-8\n  name: grid\n  ok: true\n  bad: big\n");
   const fx::Config c = fx::load_config(f, {}, {"app.ny=16"});
-  EXPECT_EQ(fx::config_get<int>(c.app, "nx", 1, c), 128);
-  EXPECT_EQ(fx::config_get<int>(c.app, "ny", 1, c), 16);
-  EXPECT_EQ(fx::config_get<int>(c.app, "nz", 7, c), 7);
-  EXPECT_DOUBLE_EQ(fx::config_get<double>(c.app, "tol", 0.0, c), 1e-8);
-  EXPECT_EQ(fx::config_get<std::string>(c.app, "name", std::string(), c), "grid");
-  EXPECT_TRUE(fx::config_get<bool>(c.app, "ok", false, c));
+  EXPECT_EQ(c.app.get("nx", 1), 128);
+  EXPECT_EQ(c.app.get("ny", 1), 16);
+  EXPECT_EQ(c.app.get("nz", 7), 7);
+  EXPECT_DOUBLE_EQ(c.app.get("tol", 0.0), 1e-8);
+  EXPECT_EQ(c.app.get("name", ""), "grid");
+  EXPECT_TRUE(c.app.get("ok", false));
+  EXPECT_EQ(c.app.get<std::uint64_t>("nx", 0), 128u);
+  EXPECT_EQ(c.app.get<std::int16_t>("nx", 0), 128);
+  EXPECT_TRUE(c.app.has("bad"));
+  EXPECT_FALSE(c.app.has("nz"));
+  EXPECT_EQ(c.app.keys(), (std::vector<std::string>{"nx", "tol", "name", "ok", "bad", "ny"}));
+  EXPECT_EQ(c.app.position("nx"), f + ":2:7");
+  EXPECT_EQ(c.app.position("ny"), "--fx-set");
   try {
-    fx::config_get<int>(c.app, "bad", 1, c);
+    c.app.get("bad", 1);
     FAIL();
   } catch (const fx::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), f + ":6:8: app.bad: expected an integer, got 'big'");
   }
   const fx::Config c2 = fx::load_config(f, {}, {"app.nx=huge"});
   try {
-    fx::config_get<int>(c2.app, "nx", 1, c2);
+    c2.app.get("nx", 1);
     FAIL();
   } catch (const fx::ConfigError& e) {
     EXPECT_STREQ(e.what(), "--fx-set: app.nx: expected an integer, got 'huge'");
   }
   try {
-    fx::config_check_keys(c.app, {"nx", "ny", "tol", "name", "ok", "bda"}, c.source);
+    c.app.check_keys({"nx", "ny", "tol", "name", "ok", "bda"});
     FAIL();
   } catch (const fx::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -247,11 +255,56 @@ TEST(Config, AppLookups) {
                   "'bda'?), got 'bad'");
   }
   try {
-    fx::config_reject(c.app, "nx", "a multiple of 256", c.source);
+    c.app.reject("nx", "a multiple of 256");
     FAIL();
   } catch (const fx::ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), f + ":2:7: app.nx: expected a multiple of 256, got '128'");
   }
+}
+
+// Maps inside the app section, the integer types' bounds, and the app
+// section of a file read on its own (fx::load_app_section, the baselines').
+TEST(Config, AppSections) {
+  ScratchDir d;
+  const auto f =
+      d.file("nest.yaml", "spares: 1\napp:\n  grid: {nx: 300, ny: -1}\n  list: [1, 2]\n  name: g\n");
+  const fx::Config c = fx::load_config(f, {"FX_CFG_APP__GRID__NZ=4"}, {});
+  const fx::ConfigSection grid = c.app.section("grid");
+  EXPECT_EQ(grid.path(), "app.grid");
+  EXPECT_EQ(grid.get("nx", 0), 300);
+  EXPECT_EQ(grid.get("nz", 0), 4);
+  EXPECT_EQ(grid.position("nz"), "env FX_CFG_APP__GRID__NZ");
+  EXPECT_TRUE(c.app.section("none").keys().empty());
+  auto error = [](auto&& call) {
+    try {
+      call();
+      return std::string();
+    } catch (const fx::ConfigError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(error([&] { grid.get<std::int8_t>("nx", 0); }),
+            f + ":3:14: app.grid.nx: expected an integer, got '300'");
+  EXPECT_EQ(error([&] { grid.get<std::uint64_t>("ny", 0); }),
+            f + ":3:23: app.grid.ny: expected an integer >= 0, got '-1'");
+  EXPECT_EQ(error([&] { c.app.section("list"); }), f + ":4:9: app.list: expected a map, got '[1, 2]'");
+  EXPECT_EQ(error([&] { c.app.get("list", ""); }), f + ":4:9: app.list: expected a string, got '[1, 2]'");
+  EXPECT_EQ(error([&] {
+              grid.check_keys({"nx", "ny"});
+            }),
+            "env FX_CFG_APP__GRID__NZ: app.grid.nz: expected one of nx, ny (did you mean 'nx'?), got 'nz'");
+
+  const fx::ConfigSection alone = fx::load_app_section(f, "--config");
+  EXPECT_EQ(alone.get("name", ""), "g");
+  EXPECT_EQ(alone.position("name"), f + ":5:9");
+  EXPECT_FALSE(alone.section("grid").has("nz"));
+  EXPECT_TRUE(fx::load_app_section(d.file("no_app.yaml", "spares: 1\n"), "--config").keys().empty());
+  EXPECT_EQ(error([&] { fx::load_app_section(d.path() + "/missing.yaml", "--config"); }),
+            "--config: " + d.path() + "/missing.yaml: expected a readable YAML file, got '" + d.path() +
+                "/missing.yaml' (No such file or directory)");
+  const auto bad = d.file("bad_app.yaml", "app: [1]\n");
+  EXPECT_EQ(error([&] { fx::load_app_section(bad, "--config"); }),
+            bad + ":1:6: app: expected a map (the application's settings), got '[1]'");
 }
 
 // The echo in a report is itself a valid configuration that loads to the same echo.
@@ -261,9 +314,9 @@ TEST(Config, EchoRoundTrips) {
                         "spares: 2\ncheckpoint: {memory: {every: 5}}\ninject:\n  failures:\n"
                         "    - {target: 1, iteration: 3, repeat: 2, every: 4}\n"
                         "  chaos: {seed: 9, mtbf_iterations: 10}\napp: {nx: 8}\n");
-  const std::string echo = YAML::Dump(fx::config_to_yaml(fx::load_config(f, {}, {})));
+  const std::string echo = YAML::Dump(fx::detail::config_to_yaml(fx::load_config(f, {}, {})));
   const auto f2 = d.file("echo.yaml", echo);
-  EXPECT_EQ(YAML::Dump(fx::config_to_yaml(fx::load_config(f2, {}, {}))), echo);
+  EXPECT_EQ(YAML::Dump(fx::detail::config_to_yaml(fx::load_config(f2, {}, {}))), echo);
 }
 
 // Every example policy loads and fits a job of 4 active ranks plus its spares.
@@ -282,7 +335,7 @@ TEST(Config, EveryExampleInConfigsIsValid) {
     try {
       const fx::Config c = fx::load_config(f, {}, {});
       fx::validate_against_world(c, 4 + c.spares.count);
-      EXPECT_TRUE(c.app.IsMap() && c.app.size() > 0) << "each example has an app: section";
+      EXPECT_FALSE(c.app.keys().empty()) << "each example has an app: section";
     } catch (const fx::ConfigError& e) {
       ADD_FAILURE() << e.what();
     }

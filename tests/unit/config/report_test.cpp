@@ -4,6 +4,7 @@
 //   cmake --build <build> --target fx_regenerate_report_reference
 #include <fx/report.hpp>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
 #include <fstream>

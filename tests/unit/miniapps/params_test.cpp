@@ -2,6 +2,7 @@
 // their errors, which name the value and where it was set.
 #include <miniapps/params.hpp>
 
+#include <fx/config_yaml.hpp>
 #include <fx/error.hpp>
 
 #include <gtest/gtest.h>
@@ -10,6 +11,11 @@
 #include <string>
 
 namespace {
+
+// An `app:` section parsed from `text`, its marks naming run.yaml.
+fx::ConfigSection app(const std::string& text) {
+  return fx::detail::make_section(YAML::Load(text), "run.yaml");
+}
 
 struct Fixture {
   std::int64_t n = 4;
@@ -20,7 +26,7 @@ struct Fixture {
 
 TEST(ParamsBool, DefaultAndText) {
   Fixture f;
-  f.set.resolve(YAML::Node(), "", {});
+  f.set.resolve(fx::ConfigSection(), {});
   EXPECT_FALSE(f.abft);
   EXPECT_EQ(f.set.origin("abft"), "default");
   ASSERT_EQ(f.set.values().size(), 2u);
@@ -30,21 +36,21 @@ TEST(ParamsBool, DefaultAndText) {
 TEST(ParamsBool, YamlSpellings) {
   for (const char* yes : {"true", "True", "yes", "on", "1"}) {
     Fixture f;
-    f.set.resolve(YAML::Load(std::string("abft: ") + yes), "run.yaml", {});
+    f.set.resolve(app(std::string("abft: ") + yes), {});
     EXPECT_TRUE(f.abft) << yes;
     EXPECT_EQ(f.set.origin("abft"), "run.yaml:1:7");
   }
   for (const char* no : {"false", "FALSE", "no", "off", "0"}) {
     Fixture f;
     f.abft = true;
-    f.set.resolve(YAML::Load(std::string("abft: ") + no), "run.yaml", {});
+    f.set.resolve(app(std::string("abft: ") + no), {});
     EXPECT_FALSE(f.abft) << no;
   }
 }
 
 TEST(ParamsBool, CommandLineWins) {
   Fixture f;
-  f.set.resolve(YAML::Load("abft: true"), "run.yaml", {{"abft", "off"}});
+  f.set.resolve(app("abft: true"), {{"abft", "off"}});
   EXPECT_FALSE(f.abft);
   EXPECT_EQ(f.set.origin("abft"), "command line");
 }
@@ -52,7 +58,7 @@ TEST(ParamsBool, CommandLineWins) {
 TEST(ParamsBool, BadValueNamesValueAndOrigin) {
   Fixture f;
   try {
-    f.set.resolve(YAML::Load("n: 2\nabft: maybe"), "run.yaml", {});
+    f.set.resolve(app("n: 2\nabft: maybe"), {});
     FAIL() << "no error";
   } catch (const fx::ConfigError& e) {
     const std::string what = e.what();
@@ -62,7 +68,7 @@ TEST(ParamsBool, BadValueNamesValueAndOrigin) {
   }
   Fixture g;
   try {
-    g.set.resolve(YAML::Node(), "", {{"abft", "2"}});
+    g.set.resolve(fx::ConfigSection(), {{"abft", "2"}});
     FAIL() << "no error";
   } catch (const fx::ConfigError& e) {
     const std::string what = e.what();

@@ -7,13 +7,13 @@
 #include <miniapps/plain_comm.hpp>
 #include <miniapps/results.hpp>
 
+#include <fx/config_section.hpp>
 #include <fx/error.hpp>
 #include <fx/exit_code.hpp>
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <exception>
@@ -54,19 +54,8 @@ int baseline_main(int argc, char** argv, const std::string& name, const std::str
       code = parsed.code;
     } else {
       try {
-        YAML::Node app;
-        if (!config.empty()) {
-          try {
-            app = YAML::LoadFile(config)["app"];
-          } catch (const YAML::BadFile&) {
-            FX_THROW(fx::ConfigError, "command line", "--config", "cannot read '" + config + "'");
-          } catch (const YAML::ParserException& e) {
-            FX_THROW(fx::ConfigError,
-                     config + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
-                     "yaml", e.msg);
-          }
-        }
-        set.resolve(app, config, cli_values);
+        set.resolve(config.empty() ? fx::ConfigSection() : fx::load_app_section(config, "--config"),
+                    cli_values);
         params.check(set, comm.size());
         const double t0 = wtime();
         BaselineReport report;

@@ -18,12 +18,7 @@ namespace miniapps {
 // (or --fx-set app.KEY=V) < the app's own flags in ctx.args().
 inline void resolve_params(ParamSet& set, const fx::Context& ctx, const std::string& name,
                            const std::string& description) {
-  const fx::Config& cfg = ctx.fx_config();
-  const CliValues cli = parse_app_args(set, name, description, ctx.args());
-  set.resolve(ctx.config(), cfg.source, cli, [&cfg](const std::string& key) {
-    const auto it = cfg.origins.find("app." + key);
-    return it == cfg.origins.end() ? std::string() : it->second.position;
-  });
+  set.resolve(ctx.config(), parse_app_args(set, name, description, ctx.args()));
 }
 
 // Results into the run report (rank 0) and onto stdout as `result:` lines.

@@ -4,8 +4,8 @@
 // YAML < command line. Every error is an fx::ConfigError naming the value
 // and where it came from ("run.yaml:4:7: app.nx: ...", "command line: --nx: ...").
 #include <CLI/CLI.hpp>
-#include <yaml-cpp/yaml.h>
 
+#include <fx/config_section.hpp>
 #include <fx/enum_names.hpp>
 
 #include <cstdint>
@@ -55,13 +55,10 @@ class ParamSet {
 
   // One --key-with-dashes option per parameter, its text stored in `out`.
   void add_cli_options(CLI::App& cli, CliValues& out) const;
-  // Merge `app` (the YAML section, may be null; `source` names its file)
-  // and `cli` into the bound values; throws fx::ConfigError. `origin_of`,
-  // when given, names where a key was set when the YAML node cannot (a
-  // value from --fx-set or the environment): "" defers to the node's mark.
-  using OriginHint = std::function<std::string(const std::string& key)>;
-  void resolve(const YAML::Node& app, const std::string& source, const CliValues& cli,
-               const OriginHint& origin_of = {});
+  // Merge `app` (the `app:` section, which knows where each key was set:
+  // file:line:column, env FX_CFG_APP__..., --fx-set) and `cli` into the
+  // bound values; throws fx::ConfigError.
+  void resolve(const fx::ConfigSection& app, const CliValues& cli);
   // Where a parameter's value came from: "default", "run.yaml:3:5", "--nx".
   std::string origin(const std::string& key) const;
   // Throw an fx::ConfigError about `key`, naming its value and origin.
