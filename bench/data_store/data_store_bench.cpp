@@ -16,6 +16,7 @@
 #include <fx/data_store/store.hpp>
 #include <fx/exit_code.hpp>
 #include <fx/log.hpp>
+#include <fx_bench/results.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
@@ -27,7 +28,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -243,67 +243,95 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
 
 double gbs(std::size_t mib, double s) { return s > 0 ? static_cast<double>(mib) * kMiB / s / 1e9 : 0; }
 
-std::string yaml(const std::vector<Row>& rows, int reps, const fs::path& dir) {
+void write_results(const std::string& path, const std::vector<Row>& rows, int reps, const fs::path& dir) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
-  std::string y;
-  y += "benchmark: data_store\n";
-  y += fmt::format("date: {}\nhost: {}\nranks: 2\nreps: {}\ndirectory: {}\n", date, host, reps, dir.string());
-  y += "units: {bandwidth: GB/s (1e9 bytes/s) per rank, time: seconds, size: MiB per rank}\n";
-  y += "method: median over reps of the slower rank's time; baselines measured in the same run\n";
-  y += "rows:\n";
+  fx_bench::Results res;
+  YAML::Emitter& y = res.yaml();
+  y << YAML::BeginMap;
+  y << YAML::Key << "benchmark" << YAML::Value << "data_store";
+  y << YAML::Key << "date" << YAML::Value << date;
+  y << YAML::Key << "host" << YAML::Value << host;
+  y << YAML::Key << "ranks" << YAML::Value << 2;
+  y << YAML::Key << "reps" << YAML::Value << reps;
+  y << YAML::Key << "directory" << YAML::Value << dir.string();
+  y << YAML::Key << "units" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "bandwidth" << YAML::Value << "GB/s (1e9 bytes/s) per rank";
+  y << YAML::Key << "time" << YAML::Value << "seconds";
+  y << YAML::Key << "size" << YAML::Value << "MiB per rank" << YAML::EndMap;
+  y << YAML::Key << "method" << YAML::Value
+    << "median over reps of the slower rank's time; baselines measured in the same run";
+  y << YAML::Key << "rows" << YAML::Value << YAML::BeginSeq;
   for (const auto& w : rows) {
-    y += fmt::format("  - size_mib: {}\n    reps: {}\n", w.mib, w.reps);
-    y += fmt::format("    memcpy_gbs: {:.3f}\n    mpi_oneway_gbs: {:.3f}\n    mpi_exchange_gbs: {:.3f}\n",
-                     gbs(w.mib, w.memcpy_s), gbs(w.mib, w.mpi_oneway_s), gbs(w.mib, w.mpi_exchange_s));
-    y += fmt::format("    buddy_commit_gbs: {:.3f}\n    buddy_commit_s: {:.6f}\n", gbs(w.mib, w.commit_s),
-                     w.commit_s);
-    y += fmt::format("    buddy_restore_fresh_s: {:.6f}\n    buddy_restore_fresh_gbs: {:.3f}\n",
-                     w.restore_fresh_s, gbs(w.mib, w.restore_fresh_s));
-    y += fmt::format("    buddy_restore_with_reprotect_s: {:.6f}\n    buddy_restore_own_s: {:.6f}\n",
-                     w.restore_full_s, w.restore_own_s);
-    y += fmt::format("    one_transfer_s: {:.6f}\n", w.mpi_oneway_s);
-    y += fmt::format("    raw_write_fsync_gbs: {:.3f}\n    raw_write_nosync_gbs: {:.3f}\n",
-                     gbs(w.mib, w.raw_write_s), gbs(w.mib, w.raw_write_nosync_s));
-    y += fmt::format(
-        "    hdf5_file_gbs: {:.3f}\n    hdf5_level_gbs: {:.3f}\n    hdf5_commit_gbs: {:.3f}\n"
-        "    hdf5_restore_gbs: {:.3f}\n",
-        gbs(w.mib, w.hdf5_file_s), gbs(w.mib, w.hdf5_write_s), gbs(w.mib, w.hdf5_commit_s),
-        gbs(w.mib, w.hdf5_restore_s));
+    const std::pair<const char*, double> values[] = {
+        {"memcpy_gbs", gbs(w.mib, w.memcpy_s)},
+        {"mpi_oneway_gbs", gbs(w.mib, w.mpi_oneway_s)},
+        {"mpi_exchange_gbs", gbs(w.mib, w.mpi_exchange_s)},
+        {"buddy_commit_gbs", gbs(w.mib, w.commit_s)},
+        {"buddy_commit_s", w.commit_s},
+        {"buddy_restore_fresh_s", w.restore_fresh_s},
+        {"buddy_restore_fresh_gbs", gbs(w.mib, w.restore_fresh_s)},
+        {"buddy_restore_with_reprotect_s", w.restore_full_s},
+        {"buddy_restore_own_s", w.restore_own_s},
+        {"one_transfer_s", w.mpi_oneway_s},
+        {"raw_write_fsync_gbs", gbs(w.mib, w.raw_write_s)},
+        {"raw_write_nosync_gbs", gbs(w.mib, w.raw_write_nosync_s)},
+        {"hdf5_file_gbs", gbs(w.mib, w.hdf5_file_s)},
+        {"hdf5_level_gbs", gbs(w.mib, w.hdf5_write_s)},
+        {"hdf5_commit_gbs", gbs(w.mib, w.hdf5_commit_s)},
+        {"hdf5_restore_gbs", gbs(w.mib, w.hdf5_restore_s)},
+    };
+    y << YAML::BeginMap;
+    y << YAML::Key << "size_mib" << YAML::Value << w.mib;
+    y << YAML::Key << "reps" << YAML::Value << w.reps;
+    for (const auto& [key, value] : values) y << YAML::Key << key << YAML::Value << value;
+    y << YAML::EndMap;
   }
+  y << YAML::EndSeq;
   // The targets, at 64 MiB and above.
-  y += "targets:\n";
-  auto target = [&](const char* name, const char* what, double goal, bool at_most,
+  y << YAML::Key << "targets" << YAML::Value << YAML::BeginMap;
+  auto target = [&](const char* name, const char* what, const char* op, double goal,
                     const std::function<double(const Row&)>& ratio) {
-    y += fmt::format("  {}:\n    what: \"{}\"\n    target: {}{}\n    ratios:\n", name, what,
-                     at_most ? "<= " : ">= ", goal);
+    y << YAML::Key << name << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "what" << YAML::Value << what;
+    y << YAML::Key << "target" << YAML::Value;
+    res.target(op, goal);
+    y << YAML::Key << "ratios" << YAML::Value << YAML::BeginSeq;
     bool met = true, any = false;
     for (const auto& w : rows) {
       if (w.mib < 64) continue;
       const double v = ratio(w);
       any = true;
-      met = met && (at_most ? v <= goal : v >= goal);
-      y += fmt::format("      - {{size_mib: {}, ratio: {:.3f}}}\n", w.mib, v);
+      met = met && (op[0] == '<' ? v <= goal : v >= goal);
+      y << YAML::Flow << YAML::BeginMap << YAML::Key << "size_mib" << YAML::Value << w.mib << YAML::Key
+        << "ratio" << YAML::Value << v << YAML::EndMap;
     }
-    y += fmt::format("    met: {}\n", any ? (met ? "true" : "false") : "n/a (no size >= 64 MiB)");
+    y << YAML::EndSeq;
+    y << YAML::Key << "met" << YAML::Value;
+    if (any)
+      y << met;
+    else
+      y << "n/a (no size >= 64 MiB)";
+    y << YAML::EndMap;
   };
-  target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way), per repetition", 0.5, false,
+  target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way), per repetition", ">=", 0.5,
          [](const Row& w) { return w.commit_ratio; });
   target("hdf5_write",
-         "HDF5 file write (write, flush, fsync, rename) / raw write()+fsync+rename, per repetition", 0.7,
-         false, [](const Row& w) { return w.hdf5_file_ratio; });
+         "HDF5 file write (write, flush, fsync, rename) / raw write()+fsync+rename, per repetition",
+         ">=", 0.7, [](const Row& w) { return w.hdf5_file_ratio; });
   target(
       "hdf5_level",
       "whole HDF5 level (file + agreement + manifest + retention) / raw write()+fsync+rename, per repetition",
-      0.7, false, [](const Row& w) { return w.hdf5_ratio; });
+      ">=", 0.7, [](const Row& w) { return w.hdf5_ratio; });
   target("buddy_restore",
          "restore time of a fresh rank from its buddy (re-protection left running) / one buddy transfer, per "
          "repetition",
-         2.0, true, [](const Row& w) { return w.restore_ratio; });
-  return y;
+         "<=", 2.0, [](const Row& w) { return w.restore_ratio; });
+  y << YAML::EndMap << YAML::EndMap;
+  res.write(path);
 }
 
 }  // namespace
@@ -364,8 +392,7 @@ int main(int argc, char** argv) {
       }
     }
     if (r == 0) {
-      fs::create_directories(fs::path(out).parent_path());
-      std::ofstream(out) << yaml(rows, reps, dir);
+      write_results(out, rows, reps, dir);
       std::printf("data_store_bench: wrote %s\n", out.c_str());
       fs::remove_all(dir);
       fx::write_status(fx::ExitCode::ok, "benchmark done");

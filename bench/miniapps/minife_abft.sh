@@ -41,8 +41,10 @@ for ((k = 1; k <= reps; ++k)); do
 done
 
 mkdir -p "$(dirname "$out")"
-python3 - "$work/samples" "$out" "$np" "$reps" "${args[*]}" <<'PY'
+# The summary goes through PyYAML (bench/common/bench_results.py).
+PYTHONPATH=$root/bench/common /usr/bin/python3 - "$work/samples" "$out" "$np" "$reps" "${args[*]}" <<'PY'
 import statistics, sys
+import bench_results
 samples, out, np, reps, args = sys.argv[1:]
 runs = {"false": [], "true": []}
 iters = set()
@@ -53,12 +55,11 @@ for line in open(samples):
 off, on = statistics.median(runs["false"]), statistics.median(runs["true"])
 # Ratio of each interleaved pair: less sensitive to load drifting over the run.
 pairs = sorted(b / a for a, b in zip(runs["false"], runs["true"]))
-text = (f"# bench/miniapps/minife_abft.sh: minife failure-free, abft off vs on, interleaved\n"
-        f"ranks: {np}\nruns: {reps}\nargs: \"{args}\"\niterations: {'/'.join(sorted(iters))}\n"
-        f"solve_s_abft_off: {off:.6f}\nsolve_s_abft_on: {on:.6f}\n"
-        f"ratio_of_medians: {on / off:.3f}\nmedian_pair_ratio: {statistics.median(pairs):.3f}\n"
-        f"pair_ratio_range: [{pairs[0]:.3f}, {pairs[-1]:.3f}]\n"
-        f"samples_off: {runs['false']}\nsamples_on: {runs['true']}\n")
-open(out, "w").write(text)
-print(text, end="")
+bench_results.write(out, {
+    "ranks": int(np), "runs": int(reps), "args": args, "iterations": int(min(iters)) if len(iters) == 1 else "/".join(sorted(iters)),
+    "solve_s_abft_off": round(off, 6), "solve_s_abft_on": round(on, 6),
+    "ratio_of_medians": round(on / off, 3), "median_pair_ratio": round(statistics.median(pairs), 3),
+    "pair_ratio_range": [round(pairs[0], 3), round(pairs[-1], 3)],
+    "samples_off": runs["false"], "samples_on": runs["true"],
+}, "bench/miniapps/minife_abft.sh: minife failure-free, abft off vs on, interleaved")
 PY

@@ -47,8 +47,10 @@ for ((k = 1; k <= reps; ++k)); do
   done
 done
 
-python3 - "$work/samples" "$out" "$n" "$reps" <<'PY'
+# The summary goes through PyYAML (bench/common/bench_results.py).
+PYTHONPATH=$root/bench/common /usr/bin/python3 - "$work/samples" "$out" "$n" "$reps" <<'PY'
 import sys, statistics, datetime
+import bench_results
 samples, out, n, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 rec, rss = {"false": [], "true": []}, {"false": [], "true": []}
 for line in open(samples):
@@ -58,18 +60,16 @@ for line in open(samples):
     else:
         rss[f[1]].append(float(f[2]))
 med = statistics.median
-load = open("/proc/loadavg").read().split()[0]
-lines = ["# bench/miniapps/minife_static.sh: medians, runs alternated",
-         f"benchmark: minife_static", f'date: "{datetime.datetime.utcnow():%Y-%m-%dT%H:%M:%SZ}"',
-         f"elements: {n}", "ranks: 4", "spares: 1", f"repetitions: {reps}"]
+load = float(open("/proc/loadavg").read().split()[0])
+rep = {"benchmark": "minife_static", "date": f"{datetime.datetime.utcnow():%Y-%m-%dT%H:%M:%SZ}",
+       "elements": n, "ranks": 4, "spares": 1, "repetitions": reps}
 for key, name in (("false", "recompute"), ("true", "static_members")):
     t = [x[0] for x in rec[key]]
     r = [x[1] for x in rec[key]]
-    lines += [f"{name}:", f"  kill_to_resume_s: {med(t):.4f}", f"  restore_s: {med(r):.4f}",
-              f"  samples_s: [{', '.join(f'{x:.4f}' for x in t)}]",
-              f"  peak_rss_max_kb_problem_minife: {med(rss[key]):.0f}"]
-lines += ["target_kill_to_resume_s: 0.05", f"load_average_at_end: {load}"]
-text = "\n".join(lines) + "\n"
-open(out, "w").write(text)
-print(text)
+    rep[name] = {"kill_to_resume_s": round(med(t), 4), "restore_s": round(med(r), 4),
+                 "samples_s": [round(x, 4) for x in t],
+                 "peak_rss_max_kb_problem_minife": round(med(rss[key]))}
+rep["target_kill_to_resume_s"] = bench_results.target("<=", 0.05)
+rep["load_average_at_end"] = load
+bench_results.write(out, rep, "bench/miniapps/minife_static.sh: medians, runs alternated")
 PY

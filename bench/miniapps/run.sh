@@ -124,8 +124,10 @@ if [[ " $parts " == *" recovery "* ]]; then
   done
 fi
 
-python3 - "$samples" "$out" "$reps" <<'PY'
+# The summary goes through PyYAML (bench/common/bench_results.py).
+PYTHONPATH=$root/bench/common /usr/bin/python3 - "$samples" "$out" "$reps" <<'PY'
 import sys, statistics, datetime, platform
+import bench_results
 samples, out, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = {}
 for line in open(samples):
@@ -149,7 +151,8 @@ for app in ("stencil", "minife"):
                      # loop vs fx runtime): robust to the machine's other jobs
                      "baseline_iteration_s": round(bi, 6), "fx_iteration_s": round(fi, 6),
                      "overhead_percent": round(100 * (fi / bi - 1), 2),
-                     "overhead_percent_p10": round(100 * (fp / bp - 1), 2), "target_percent": 2.0,
+                     "overhead_percent_p10": round(100 * (fp / bp - 1), 2),
+                     "target_percent": bench_results.target("<=", 2.0),
                      # whole solve times: median and best of N (noisy here)
                      "baseline_solve_s": round(b, 6), "fx_solve_s": round(f, 6),
                      "solve_overhead_percent": round(100 * (f / b - 1), 2),
@@ -176,7 +179,7 @@ for app, kill_at in (("stencil", 25), ("minife", 45)):
     wall_extra = med(kill, "solve_s") - med(ref, "solve_s") - lost * t_iter
     rec[app] = {"active": 4, "spares": 2, "lost_iterations": int(lost), "iteration_s": round(t_iter, 6),
                 # kill -> first step completed after the repair, minus that step
-                "extra_s": round(total - t_iter, 4), "target_extra_s": 0.1,
+                "extra_s": round(total - t_iter, 4), "target_extra_s": bench_results.target("<=", 0.1),
                 "fx_recovery_total_s": round(total, 4),
                 "fx_detect_s": round(med(kill, "recovery_detect_s"), 4),
                 "fx_shrink_s": round(med(kill, "recovery_shrink_s"), 4),
@@ -190,25 +193,8 @@ for app, kill_at in (("stencil", 25), ("minife", 45)):
         rec[app]["state_mib_per_rank"] = round(162 * 162 * 322 * 8 / 2**20, 1)
 if rec:
     rep["recovery"] = rec
-def emit(node, indent=0):
-    pad, lines = "  " * indent, []
-    for k, v in node.items():
-        if isinstance(v, dict):
-            lines.append(f"{pad}{k}:")
-            lines += emit(v, indent + 1)
-        elif isinstance(v, list):
-            lines.append(f"{pad}{k}: [{', '.join(repr(x) for x in v)}]")
-        elif isinstance(v, bool):
-            lines.append(f"{pad}{k}: {'true' if v else 'false'}")
-        elif isinstance(v, str):
-            lines.append(f'{pad}{k}: "{v}"')
-        else:
-            lines.append(f"{pad}{k}: {v}")
-    return lines
-load = open("/proc/loadavg").read().split()[0] if platform.system() == "Linux" else "?"
-rep["load_average_at_end"] = load
-text = "\n".join(["# bench/miniapps/run.sh: medians of interleaved runs on this machine"] + emit(rep)) + "\n"
-open(out, "w").write(text)
-print(text)
+load = open("/proc/loadavg").read().split()[0] if platform.system() == "Linux" else None
+rep["load_average_at_end"] = None if load is None else float(load)
+bench_results.write(out, rep, "bench/miniapps/run.sh: medians of interleaved runs on this machine")
 print("written:", out)
 PY

@@ -6,6 +6,7 @@
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
 #include <fx/inject.hpp>  // kill_stamp_path (internal)
+#include <fx_bench/results.hpp>
 
 #include <time.h>
 
@@ -36,12 +37,17 @@ class LoopApp : public fx::ResilientApp {
   void finish(fx::Context& ctx) override {
     if (ctx.rank() != 0) return;
     for (const auto& r : ctx.report().recoveries()) {
-      std::printf(
-          "fx_repair: {kill_to_resume_ms: %.3f, kill_to_first_step_ms: %.3f, detect_ms: %.3f, revoke_ms: "
-          "%.3f, shrink_ms: %.3f, "
-          "agree_ms: %.3f, rebuild_ms: %.3f, restore_ms: %.3f, rounds: %d}\n",
-          resume_ms_, r.total_s * 1e3, r.detect_s * 1e3, r.revoke_s * 1e3, r.shrink_s * 1e3, r.agree_s * 1e3,
-          r.rebuild_s * 1e3, r.restore_s * 1e3, r.rounds);
+      fx_bench::Line("fx_repair")
+          .add("kill_to_resume_ms", resume_ms_)
+          .add("kill_to_first_step_ms", r.total_s * 1e3)
+          .add("detect_ms", r.detect_s * 1e3)
+          .add("revoke_ms", r.revoke_s * 1e3)
+          .add("shrink_ms", r.shrink_s * 1e3)
+          .add("agree_ms", r.agree_s * 1e3)
+          .add("rebuild_ms", r.rebuild_s * 1e3)
+          .add("restore_ms", r.restore_s * 1e3)
+          .add("rounds", r.rounds)
+          .print();
     }
   }
 

@@ -6,6 +6,7 @@
 #include <fx/clock.hpp>
 #include <fx/exit_code.hpp>
 #include <fx/fx.hpp>
+#include <fx_bench/results.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -44,8 +45,14 @@ long steps_arg(int argc, char** argv, const char* name, long fallback) {
 }
 
 void print(const char* mode, int ranks, long steps, double seconds, long reps) {
-  std::printf("loop: {mode: %s, ranks: %d, steps: %ld, seconds: %.6f, ms_per_step: %.4f, reps: %ld}\n", mode,
-              ranks, steps, seconds, seconds * 1e3 / static_cast<double>(steps), reps);
+  fx_bench::Line("loop")
+      .add("mode", mode)
+      .add("ranks", ranks)
+      .add("steps", steps)
+      .add("seconds", seconds)
+      .add("ms_per_step", seconds * 1e3 / static_cast<double>(steps))
+      .add("reps", reps)
+      .print();
 }
 
 int plain(int argc, char** argv) {

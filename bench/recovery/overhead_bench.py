@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Failure-free overhead of the fx runtime and the cost of idle spares.
 
 Variants, launched alternately in one invocation so they share the noise:
@@ -7,23 +7,23 @@ Usage: overhead_bench.py BUILD_DIR OUT.yaml [--runs N] [--ranks 4] [--steps 60] 
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+import bench_results  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
-LINE = re.compile(r"^loop: \{(.*)\}\s*$")
 
 
 def once(exe, n, spares, extra, env, steps, work, field="ms_per_step"):
     cmd = [LAUNCH, "-n", str(n), "-s", str(spares), "-t", "300", "--", exe, "--steps", str(steps), "--work-ms", str(work)] + extra
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=330)
-    for line in p.stdout.splitlines():
-        m = LINE.match(line.strip())
-        if m:
-            d = dict(kv.split(": ") for kv in m.group(1).split(", "))
-            return float(d[field])
+    d = bench_results.result_line(p.stdout, "loop")
+    if d:
+        return float(d[field])
     raise SystemExit(f"no result from {' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-1500:]}\n{p.stderr[-1500:]}")
 
 
@@ -64,18 +64,11 @@ def main():
         "median_ms_per_step": {k: round(v, 3) for k, v in med.items()},
         "fx_overhead_percent": round(100 * (med["fx"] / med["plain"] - 1), 2),
         "spare_cost_percent": {m: round(100 * (med[f"fx_spares_{m}"] / med["fx"] - 1), 2) for m in ("sleep", "yield", "block")},
-        "target_overhead_percent": 1.0,
-        "target_spare_cost_percent": 5.0,
+        "target_overhead_percent": bench_results.target("<=", 1.0),
+        "target_spare_cost_percent": bench_results.target("<=", 5.0),
     }
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("# failure-free overhead of fx and cost of idle spares (medians, same invocation)\noverhead:\n")
-        for k, v in out.items():
-            if isinstance(v, dict):
-                f.write(f"  {k}:\n" + "".join(f"    {kk}: {vv}\n" for kk, vv in v.items()))
-            else:
-                f.write(f"  {k}: {v}\n")
-    print(open(a.out).read())
+    bench_results.write(a.out, {"overhead": out},
+                        "failure-free overhead of fx and cost of idle spares (medians, same invocation)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <fx/detail/status.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx_bench/results.hpp>
 
 #include <mpi.h>
 #include <signal.h>
@@ -69,10 +70,12 @@ int main(int argc, char** argv) {
             std::fclose(f);
           }
           if (logical == 0) {
-            std::printf(
-                "raw_repair: {kill_to_resume_ms: %.3f, detect_ms: %.3f, shrink_ms: %.3f, rebuild_ms: %.3f}\n",
-                (t_resume - t_kill) * 1e3, (t_detect - t_kill) * 1e3, (t_shrink - t_detect) * 1e3,
-                (t_split - t_shrink) * 1e3);
+            fx_bench::Line("raw_repair")
+                .add("kill_to_resume_ms", (t_resume - t_kill) * 1e3)
+                .add("detect_ms", (t_detect - t_kill) * 1e3)
+                .add("shrink_ms", (t_shrink - t_detect) * 1e3)
+                .add("rebuild_ms", (t_split - t_shrink) * 1e3)
+                .print();
           }
           t_split = 0;
         }

@@ -9,6 +9,7 @@
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
 #include <fx/inject.hpp>  // kill_stamp_path (internal)
+#include <fx_bench/results.hpp>
 
 #include <time.h>
 
@@ -51,8 +52,12 @@ void print(const fx::Context& ctx, const char* mode, const Timing& t) {
   if (ctx.rank() != 0 || ctx.recoveries() == 0) return;
   const double kill = newest_kill();
   const double total = kill > 0 ? (t.resumed_at - kill) * 1e3 : -1;
-  std::printf("reinit_bench: {mode: %s, kill_to_resume_ms: %.3f, restore_ms: %.3f, resume_ms: %.3f}\n", mode,
-              total, t.restore_s * 1e3, total - t.restore_s * 1e3);
+  fx_bench::Line("reinit_bench")
+      .add("mode", mode)
+      .add("kill_to_resume_ms", total)
+      .add("restore_ms", t.restore_s * 1e3)
+      .add("resume_ms", total - t.restore_s * 1e3)
+      .print();
 }
 
 class InPlace : public fx::ResilientApp {

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Reinit kill -> resumed computation vs the runtime's in-place resume.
 
 fx_bench_reinit runs the same loop (an allreduce per 1 ms step, a memory
@@ -11,29 +11,28 @@ Usage: reinit_bench.py BUILD_DIR [OUT.yaml] [--runs N] [--np 4] [--spares 2]
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+import bench_results  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
-LINE = re.compile(r"^reinit_bench: \{(.*)\}\s*$")
 
 
 def run(cmd, env, timeout):
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    for line in p.stdout.splitlines():
-        m = LINE.match(line.strip())
-        if m and p.returncode == 3:  # finished after surviving the failure
-            fields = dict(kv.split(": ") for kv in m.group(1).split(", "))
-            return {k: float(v) for k, v in fields.items() if k != "mode"}
+    fields = bench_results.result_line(p.stdout, "reinit_bench")
+    if fields and p.returncode == 3:  # finished after surviving the failure
+        return fields
     sys.stderr.write(f"no result from {' '.join(cmd)} (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}\n")
     return None
 
 
 def stats(xs):
-    return f"{{median: {statistics.median(xs):.2f}, min: {min(xs):.2f}, max: {max(xs):.2f}}}" if xs else "null"
+    return {"median": round(statistics.median(xs), 2), "min": round(min(xs), 2), "max": round(max(xs), 2)} if xs else None
 
 
 def main():
@@ -56,25 +55,24 @@ def main():
                 rows[mode].append(r)
     res = {m: [r["resume_ms"] for r in rows[m]] for m in rows}
     ratio = statistics.median(res["reinit"]) / statistics.median(res["inplace"]) if res["reinit"] and res["inplace"] else None
-    lines = ["# kill -> first completed allreduce after the failure, minus the checkpoint restore,",
-             "# Reinit (global restart) vs the runtime's in-place resume, launched alternately.",
-             "reinit:",
-             f"  processes: {a.np}+{a.spares}",
-             f"  runs: {a.runs}",
-             f"  inplace_ok_runs: {len(rows['inplace'])}",
-             f"  reinit_ok_runs: {len(rows['reinit'])}",
-             f"  inplace_resume_ms: {stats(res['inplace'])}",
-             f"  reinit_resume_ms: {stats(res['reinit'])}",
-             f"  inplace_restore_ms: {stats([r['restore_ms'] for r in rows['inplace']])}",
-             f"  reinit_restore_ms: {stats([r['restore_ms'] for r in rows['reinit']])}",
-             f"  ratio_reinit_over_inplace: {'null' if ratio is None else f'{ratio:.3f}'}",
-             "  target_ratio: 1.5",
-             f"  met: {'true' if ratio is not None and ratio <= 1.5 else 'false'}"]
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0 if ratio is not None and ratio <= 1.5 else 1
+    result = {
+        "processes": f"{a.np}+{a.spares}",
+        "runs": a.runs,
+        "inplace_ok_runs": len(rows["inplace"]),
+        "reinit_ok_runs": len(rows["reinit"]),
+        "inplace_resume_ms": stats(res["inplace"]),
+        "reinit_resume_ms": stats(res["reinit"]),
+        "inplace_restore_ms": stats([r["restore_ms"] for r in rows["inplace"]]),
+        "reinit_restore_ms": stats([r["restore_ms"] for r in rows["reinit"]]),
+        "ratio_reinit_over_inplace": None if ratio is None else round(ratio, 3),
+        "target_ratio": bench_results.target("<=", 1.5),
+        "met": ratio is not None and ratio <= 1.5,
+    }
+    bench_results.write(a.out, {"reinit": result},
+                        "kill -> first completed allreduce after the failure, minus the checkpoint restore,\n"
+                        "Reinit (global restart) vs the runtime's in-place resume, launched alternately.")
+    # The target's verdict is `met`; the exit status says whether both modes ran.
+    return 0 if ratio is not None else 1
 
 
 if __name__ == "__main__":

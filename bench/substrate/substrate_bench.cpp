@@ -20,6 +20,7 @@
 #include <fx/detail/status.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx_bench/results.hpp>
 #include <mpi.h>
 #include <sys/stat.h>
 
@@ -118,9 +119,22 @@ std::vector<double> split_doubles(const std::string& s) {
   return v;
 }
 
-void yaml_stats(std::FILE* f, const char* key, const Stats& s, const char* indent) {
-  std::fprintf(f, "%s%s: {median: %.2f, min: %.2f, max: %.2f, samples: %zu}\n", indent, key, s.median, s.min,
-               s.max, s.n);
+void emit_stats(YAML::Emitter& y, const char* key, const Stats& s) {
+  y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap;
+  y << YAML::Key << "median" << YAML::Value << s.median << YAML::Key << "min" << YAML::Value << s.min;
+  y << YAML::Key << "max" << YAML::Value << s.max << YAML::Key << "samples" << YAML::Value << s.n;
+  y << YAML::EndMap;
+}
+
+// A detector setting: its number, or the word (off) quoted so no parser
+// reads it as a boolean.
+void emit_setting(YAML::Emitter& y, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (!v.empty() && end && *end == '\0')
+    y << x;
+  else
+    y << YAML::DoubleQuoted << v;
 }
 
 // Rewrite <dir>/substrate.yaml from every <dir>/substrate.raw/*.txt.
@@ -138,16 +152,14 @@ void write_summary(const std::string& dir) {
     return std::atoi(a.c_str()) < std::atoi(b.c_str());
   });
   const std::string out = dir + "/substrate.yaml";
-  std::FILE* f = std::fopen(out.c_str(), "w");
-  if (!f) return;
-  std::fprintf(f, "# Raw ULFM on this machine (bench/substrate, scripts/bench.sh). Times in ms.\n");
-  std::fprintf(f,
-               "# detection: SIGKILL -> first MPIX error at each surviving active rank, pooled over runs;\n");
-  std::fprintf(f,
-               "# spare_wake: the same at idle spares blocked in MPI_Recv; calm_*: failure-free, N ranks;\n");
-  std::fprintf(f, "# repair_*: in the repair after the kill (world of N+S-1); *_ms = last in -> last out.\n");
-  std::fprintf(f, "benchmark: substrate\n");
-  std::fprintf(f, "configurations:\n");
+  fx_bench::Results res(
+      "Raw ULFM on this machine (bench/substrate, scripts/bench.sh). Times in ms.\n"
+      "detection: SIGKILL -> first MPIX error at each surviving active rank, pooled over runs;\n"
+      "spare_wake: the same at idle spares blocked in MPI_Recv; calm_*: failure-free, N ranks;\n"
+      "repair_*: in the repair after the kill (world of N+S-1); *_ms = last in -> last out.");
+  YAML::Emitter& y = res.yaml();
+  y << YAML::BeginMap << YAML::Key << "benchmark" << YAML::Value << "substrate";
+  y << YAML::Key << "configurations" << YAML::Value << YAML::BeginSeq;
   for (const auto& file : files) {
     std::ifstream in(raw_dir + '/' + file);
     std::map<std::string, std::vector<double>> pooled;
@@ -169,18 +181,30 @@ void write_summary(const std::string& dir) {
         }
       }
     }
-    std::fprintf(f, "  - active: %s\n    spares: %s\n    processes: %d\n    runs: %d\n", meta["np"].c_str(),
-                 meta["spares"].c_str(), std::atoi(meta["np"].c_str()) + std::atoi(meta["spares"].c_str()),
-                 runs);
-    std::fprintf(f, "    detector: {period_s: %s, timeout_s: %s}\n", meta["detector_period"].c_str(),
-                 meta["detector_timeout"].c_str());
+    const int active = std::atoi(meta["np"].c_str()), spares = std::atoi(meta["spares"].c_str());
+    y << YAML::BeginMap;
+    y << YAML::Key << "active" << YAML::Value << active << YAML::Key << "spares" << YAML::Value << spares;
+    y << YAML::Key << "processes" << YAML::Value << active + spares;
+    y << YAML::Key << "runs" << YAML::Value << runs;
+    y << YAML::Key << "detector" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    y << YAML::Key << "period_s" << YAML::Value;
+    emit_setting(y, meta["detector_period"]);
+    y << YAML::Key << "timeout_s" << YAML::Value;
+    emit_setting(y, meta["detector_timeout"]);
+    y << YAML::EndMap;
     for (const char* k : {"detection", "spare_wake", "calm_revoke", "calm_shrink", "calm_agree",
                           "repair_shrink", "repair_agree", "repair_split", "kill_to_resume"}) {
-      yaml_stats(f, k, summarize(pooled[k]), "    ");
+      emit_stats(y, k, summarize(pooled[k]));
     }
+    y << YAML::EndMap;
   }
-  std::fclose(f);
-  std::printf("[bench] wrote %s\n", out.c_str());
+  y << YAML::EndSeq << YAML::EndMap;
+  try {
+    res.write(out);
+    std::printf("[bench] wrote %s\n", out.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "substrate_bench: %s\n", e.what());
+  }
 }
 
 // Compute without MPI calls for about ms milliseconds of wall time.

@@ -8,6 +8,7 @@
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx_bench/results.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -68,11 +69,16 @@ class Bench : public fx::ResilientApp {
     if (ctx.rank() == 0) {
       std::vector<double> ratios;
       for (std::size_t i = 0; i < a.size(); ++i) ratios.push_back(b[i] / a[i]);
-      std::printf(
-          "tryblock_bench: {np: %d, agree_us: %.2f, tryblock_us: %.2f, iagree_test_us: %.2f, ratio: %.3f, "
-          "round_ratio_median: %.3f, rounds: %d, per_round: %d}\n",
-          ctx.size(), median(a) * 1e6, median(b) * 1e6, median(c) * 1e6, median(b) / median(a),
-          median(ratios), rounds, per_round);
+      fx_bench::Line("tryblock_bench")
+          .add("np", ctx.size())
+          .add("agree_us", median(a) * 1e6)
+          .add("tryblock_us", median(b) * 1e6)
+          .add("iagree_test_us", median(c) * 1e6)
+          .add("ratio", median(b) / median(a))
+          .add("round_ratio_median", median(ratios))
+          .add("rounds", rounds)
+          .add("per_round", per_round)
+          .print();
     }
     return true;
   }

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """TryBlock cost against MPIX_Comm_agree: launches fx_bench_tryblock (both
 measured in the same run, on the same communicator) at each size, several
 times, and writes the medians to YAML. Target: an error-free TryBlock costs
@@ -7,22 +7,22 @@ Usage: tryblock_bench.py BUILD_DIR [OUT.yaml] [--runs N] [--sizes 4,8] [--rounds
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+import bench_results  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
-LINE = re.compile(r"^tryblock_bench: \{(.*)\}\s*$")
 
 
 def run(cmd, env, timeout):
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    for line in p.stdout.splitlines():
-        m = LINE.match(line.strip())
-        if m and p.returncode == 0:
-            return {k: float(v) for k, v in (kv.split(": ") for kv in m.group(1).split(", "))}
+    fields = bench_results.result_line(p.stdout, "tryblock_bench")
+    if fields and p.returncode == 0:
+        return fields
     sys.stderr.write(f"no result from {' '.join(cmd)} (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}\n")
     return None
 
@@ -37,10 +37,7 @@ def main():
     a = ap.parse_args()
     exe = os.path.join(a.build, "bench", "tryblock", "fx_bench_tryblock")
     env = dict(os.environ, FX_LOG_LEVEL="warn")
-    lines = ["# An error-free TryBlock (empty body) vs one MPIX_Comm_agree on the same communicator,",
-             "# measured in the same run; per run the median over rounds of the slowest rank's time",
-             "# per operation; here the median over runs. iagree_test: MPIX_Comm_iagree + MPI_Test loop.",
-             "tryblock:"]
+    result = {}
     worst = 0.0
     for n in [int(x) for x in a.sizes.split(",")]:
         rows = []
@@ -51,28 +48,30 @@ def main():
             if r:
                 rows.append(r)
         if not rows:
-            lines.append(f"  np_{n}: {{runs: {a.runs}, ok_runs: 0}}")
+            result[f"np_{n}"] = {"runs": a.runs, "ok_runs": 0}
             worst = float("inf")
             continue
         med = {k: statistics.median(r[k] for r in rows) for k in ("agree_us", "tryblock_us", "iagree_test_us",
                                                                    "round_ratio_median")}
         ratio = med["round_ratio_median"]
         worst = max(worst, ratio)
-        per_run = ", ".join("%.3f" % r["round_ratio_median"] for r in rows)
-        lines += [f"  np_{n}:",
-                  f"    runs: {a.runs}",
-                  f"    ok_runs: {len(rows)}",
-                  f"    agree_us: {med['agree_us']:.2f}",
-                  f"    tryblock_us: {med['tryblock_us']:.2f}",
-                  f"    iagree_test_us: {med['iagree_test_us']:.2f}",
-                  f"    ratio_tryblock_over_agree: {ratio:.3f}",
-                  f"    ratio_runs: [{per_run}]"]
-    lines += ["  target_ratio: 2.0", f"  met: {'true' if worst <= 2.0 else 'false'}"]
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0 if worst <= 2.0 else 1
+        result[f"np_{n}"] = {
+            "runs": a.runs,
+            "ok_runs": len(rows),
+            "agree_us": round(med["agree_us"], 2),
+            "tryblock_us": round(med["tryblock_us"], 2),
+            "iagree_test_us": round(med["iagree_test_us"], 2),
+            "ratio_tryblock_over_agree": round(ratio, 3),
+            "ratio_runs": [round(r["round_ratio_median"], 3) for r in rows],
+        }
+    result["target_ratio"] = bench_results.target("<=", 2.0)
+    result["met"] = worst <= 2.0
+    bench_results.write(a.out, {"tryblock": result},
+                        "An error-free TryBlock (empty body) vs one MPIX_Comm_agree on the same communicator,\n"
+                        "measured in the same run; per run the median over rounds of the slowest rank's time\n"
+                        "per operation; here the median over runs. iagree_test: MPIX_Comm_iagree + MPI_Test loop.")
+    # The target's verdict is `met`; the exit status says whether every size ran.
+    return 0 if worst != float("inf") else 1
 
 
 if __name__ == "__main__":

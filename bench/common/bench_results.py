@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Results files of the benchmarks (bench/results/*.yaml), written and checked
+through PyYAML so that every one of them loads in any YAML parser.
+
+    import bench_results                      # PYTHONPATH=bench/common
+    bench_results.write(path, data, comment)  # data: dicts, lists, numbers, strings
+    bench_results.target("<=", 1.5)           # {op: "<=", value: 1.5}
+    bench_results.result_line(stdout, "loop") # a program's `loop: {...}` line (fx_bench::Line)
+
+    bench_results.py --check FILE...          # load each file, check its targets
+
+A target is always a map {op, value}: op one of <=, >=, <, >, ==; the key
+naming it is `target` or starts with `target_`. --check fails naming the
+file and the parser's error, or the key of a target written otherwise.
+"""
+import os
+import sys
+
+import yaml
+
+OPS = ("<=", ">=", "<", ">", "==")
+
+
+def target(op, value):
+    if op not in OPS:
+        raise ValueError(f"target operator {op!r} is not one of {', '.join(OPS)}")
+    return {"op": op, "value": value}
+
+
+def result_line(text, *names):
+    """The map of the first line `<name>: {...}` in text for any of names, or None."""
+    for line in text.splitlines():
+        if any(line.startswith(f"{name}: {{") for name in names):
+            doc = yaml.safe_load(line)
+            return next(iter(doc.values()))
+    return None
+
+
+def write(path, data, comment=""):
+    """Write data as YAML to path, after `comment` as # lines; print it too."""
+    text = "".join(f"# {line}\n" for line in comment.splitlines())
+    text += yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    print(text, end="", flush=True)
+
+
+def bad_targets(node, where=""):
+    """Keys of targets in node not written as {op, value}."""
+    bad = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            path = f"{where}.{k}" if where else str(k)
+            if str(k) == "target" or str(k).startswith("target_"):
+                ok = (isinstance(v, dict) and set(v) == {"op", "value"} and v["op"] in OPS
+                      and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool))
+                if not ok:
+                    bad.append(f"{path}: {v!r}")
+            else:
+                bad += bad_targets(v, path)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            bad += bad_targets(v, f"{where}[{i}]")
+    return bad
+
+
+def check(paths):
+    failed = 0
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = yaml.safe_load(f)
+        except OSError as e:
+            print(f"{path}: not written: {e.strerror}", file=sys.stderr)
+            failed += 1
+            continue
+        except yaml.YAMLError as e:
+            print(f"{path}: not valid YAML: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        problems = [] if isinstance(doc, dict) else [f"top level is {type(doc).__name__}, not a map"]
+        problems += [f"target not {{op, value}}: {b}" for b in bad_targets(doc)]
+        for p in problems:
+            print(f"{path}: {p}", file=sys.stderr)
+        failed += bool(problems)
+        if not problems:
+            print(f"{path}: ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] != "--check":
+        sys.exit("usage: bench_results.py --check FILE...")
+    sys.exit(check(sys.argv[2:]))
