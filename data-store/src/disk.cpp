@@ -180,18 +180,21 @@ bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
   return comm.allreduce(ok, MPI_MIN) == 1;
 }
 
-void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback) {
-  // The disk version becomes the only one, protected in memory at once.
+void DataStore::Impl::adopt(std::unique_ptr<Slot> slot, std::int64_t iteration, std::int64_t seq) {
   for (std::size_t i = versions.size(); i-- > 0;) retire(i);
-  slot->iteration = m.iteration;
-  slot->sequence = m.sequence;
+  slot->iteration = iteration;
+  slot->sequence = seq;
   slot->size = size();
   slot->own_ok = true;
   slot->committed = true;
   versions.push_back(std::move(slot));
-  committed = m.iteration;
-  sequence = m.sequence;
+  committed = iteration;
+  sequence = seq;
   protect(*versions.back(), true);
+}
+
+void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback) {
+  adopt(std::move(slot), m.iteration, m.sequence);
   if (rank() != 0) return;
   if (options.hdf5.every > 0) detail::set_aside_newer_versions(root(), m.iteration);
   const auto dir = root() / detail::version_dir_name(m.iteration);
