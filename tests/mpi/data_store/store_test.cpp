@@ -458,6 +458,35 @@ TEST(DataStoreNode, PartnerCopyReplacesALostImage) {
   EXPECT_FALSE(fs::exists(node_version(dir.path, 3)));  // above the restored one: removed
 }
 
+// A directory per rank, as if each rank had a host of its own: after the
+// "relaunch" rank r lives on host r+2, which holds neither its image nor
+// its partner copy (from 3 ranks on), and host k lost its image of 3 (its
+// partner copy on host k+1 serves).
+TEST(DataStoreNode, RanksOnOtherHostsGetTheirImagesSent) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP();
+  auto host = [&](int h) {
+    auto c = with_node(dir.path);
+    c.node.directory = (dir.path / fmt::format("host{}", h)).string();
+    return c;
+  };
+  {
+    Process p(host(r), comm);
+    for (std::int64_t it = 1; it <= 3; ++it) p.commit(it);
+  }
+  const int k = n - 1;
+  if (r == 0)
+    fs::remove(dir.path / fmt::format("host{}", k) / "iter-000000000003" / fmt::format("rank-{:06d}.img", k));
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh(host((r + 2) % n), comm);
+  EXPECT_EQ(fresh.store->restore(), 3);
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
+  EXPECT_TRUE(all_true(fresh.state->matches(3)));
+}
+
 TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
   SharedDir dir;
   const fx::Comm comm = make_comm();
