@@ -500,6 +500,7 @@ std::optional<std::int64_t> DataStore::restore() {
     im.restore_stats = st;
     return it;
   };
+  const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
   if (plan.iteration >= 0) {
     fault_point(StorePoint::restore_load);
     if (im.restore_memory(plan)) {
@@ -518,12 +519,13 @@ std::optional<std::int64_t> DataStore::restore() {
                 pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
       return plan.iteration;
     }
-    if (r == 0) log::warn("in-memory version of iteration {} failed its checks; trying HDF5", plan.iteration);
+    if (r == 0)
+      log::warn("in-memory version of iteration {} failed its checks; trying {}", plan.iteration, lower);
   } else if (plan.history && r == 0) {
     log::warn(
         "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-        "the rank(s) holding its redundancy); trying HDF5",
-        plan.unrecoverable);
+        "the rank(s) holding its redundancy); trying {}",
+        plan.unrecoverable, lower);
   }
   const double t1 = now();
   st.memory_seconds = t1 - t0;

@@ -458,6 +458,20 @@ TEST(DataStoreNode, PartnerCopyReplacesALostImage) {
   EXPECT_FALSE(fs::exists(node_version(dir.path, 3)));  // above the restored one: removed
 }
 
+TEST(DataStoreNode, RankAndBuddyLostFallBackToNodeLocalStorage) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  if (comm.size() < 3) GTEST_SKIP();
+  const auto cfg = with_node(dir.path);
+  Process p(cfg, comm);
+  for (std::int64_t it = 10; it <= 30; it += 10) p.commit(it);
+  p.repair(comm.rank() == 1 || comm.rank() == 2, cfg, comm);  // rank 2 held rank 1's copy
+  if (comm.rank() != 1 && comm.rank() != 2) p.state->fill(33);
+  EXPECT_EQ(p.store->restore(), 30);
+  EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::node);
+  EXPECT_TRUE(all_true(p.state->matches(30)));
+}
+
 // A directory per rank, as if each rank had a host of its own: after the
 // "relaunch" rank r lives on host r+2, which holds neither its image nor
 // its partner copy (from 3 ranks on), and host k lost its image of 3 (its
