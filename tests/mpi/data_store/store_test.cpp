@@ -365,6 +365,13 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
   EXPECT_THROW(strict.store->restore(), fx::CheckpointError);
 }
 
+// restore() brings back iteration `it` from `level`, bit for bit on every rank.
+void expect_restore(Process& p, std::int64_t it, fx::CheckpointLevel level) {
+  EXPECT_EQ(p.store->restore(), it);
+  EXPECT_EQ(p.store->last_restore_level(), level);
+  EXPECT_TRUE(all_true(p.state->matches(it)));
+}
+
 // The node-local level: every rank of this job sees the same directory
 // (one "host"), so the lowest rank reads every image and sends it on.
 fx::CheckpointConfig with_node(const fs::path& dir) {
@@ -412,14 +419,10 @@ TEST(DataStoreNode, ColdRestartFromNodeLocalStorage) {
     EXPECT_EQ(files, n > 1 ? 3 * n : 2 * n);
   }
   Process fresh(cfg, comm);
-  EXPECT_EQ(fresh.store->restore(), 4);
-  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
-  EXPECT_TRUE(all_true(fresh.state->matches(4)));
+  expect_restore(fresh, 4, fx::CheckpointLevel::node);
   if (n > 1) {  // protected in memory at once: a lost rank comes back from its buddy
     fresh.repair(comm.rank() == n - 1, cfg, comm);
-    EXPECT_EQ(fresh.store->restore(), 4);
-    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::memory);
-    EXPECT_TRUE(all_true(fresh.state->matches(4)));
+    expect_restore(fresh, 4, fx::CheckpointLevel::memory);
   }
   fresh.commit(5);
   EXPECT_EQ(fresh.store->committed_iteration(), 5);
@@ -442,18 +445,14 @@ TEST(DataStoreNode, PartnerCopyReplacesALostImage) {
   MPI_Barrier(MPI_COMM_WORLD);
   {
     Process fresh(cfg, comm);
-    EXPECT_EQ(fresh.store->restore(), 3);
-    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
-    EXPECT_TRUE(all_true(fresh.state->matches(3)));
+    expect_restore(fresh, 3, fx::CheckpointLevel::node);
   }
   // Its partner copy too: version 2 is the newest complete one.
   if (comm.rank() == 0)
     fs::remove(node_version(dir.path, 3) / fmt::format("partner-{:06d}.img", (k + 1) % n));
   MPI_Barrier(MPI_COMM_WORLD);
   Process fresh(cfg, comm);
-  EXPECT_EQ(fresh.store->restore(), 2);
-  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
-  EXPECT_TRUE(all_true(fresh.state->matches(2)));
+  expect_restore(fresh, 2, fx::CheckpointLevel::node);
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_FALSE(fs::exists(node_version(dir.path, 3)));  // above the restored one: removed
 }
@@ -467,9 +466,7 @@ TEST(DataStoreNode, RankAndBuddyLostFallBackToNodeLocalStorage) {
   for (std::int64_t it = 10; it <= 30; it += 10) p.commit(it);
   p.repair(comm.rank() == 1 || comm.rank() == 2, cfg, comm);  // rank 2 held rank 1's copy
   if (comm.rank() != 1 && comm.rank() != 2) p.state->fill(33);
-  EXPECT_EQ(p.store->restore(), 30);
-  EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::node);
-  EXPECT_TRUE(all_true(p.state->matches(30)));
+  expect_restore(p, 30, fx::CheckpointLevel::node);
 }
 
 // A directory per rank, as if each rank had a host of its own: after the
@@ -496,9 +493,7 @@ TEST(DataStoreNode, RanksOnOtherHostsGetTheirImagesSent) {
     fs::remove(dir.path / fmt::format("host{}", k) / "iter-000000000003" / fmt::format("rank-{:06d}.img", k));
   MPI_Barrier(MPI_COMM_WORLD);
   Process fresh(host((r + 2) % n), comm);
-  EXPECT_EQ(fresh.store->restore(), 3);
-  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
-  EXPECT_TRUE(all_true(fresh.state->matches(3)));
+  expect_restore(fresh, 3, fx::CheckpointLevel::node);
 }
 
 TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
@@ -519,9 +514,7 @@ TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
   MPI_Barrier(MPI_COMM_WORLD);
   {
     Process fresh(cfg, comm);  // node-local 3 is complete, HDF5 4 is newer
-    EXPECT_EQ(fresh.store->restore(), 4);
-    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::hdf5);
-    EXPECT_TRUE(all_true(fresh.state->matches(4)));
+    expect_restore(fresh, 4, fx::CheckpointLevel::hdf5);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (comm.rank() == 0) {
@@ -531,9 +524,7 @@ TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
   MPI_Barrier(MPI_COMM_WORLD);
   {
     Process fresh(cfg, comm);  // no disk: node-local 3
-    EXPECT_EQ(fresh.store->restore(), 3);
-    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::node);
-    EXPECT_TRUE(all_true(fresh.state->matches(3)));
+    expect_restore(fresh, 3, fx::CheckpointLevel::node);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (comm.rank() == 0) fs::remove_all(node_version(dir.path, 3).parent_path());
