@@ -292,6 +292,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   spread_readers(slots, plan);
   const std::int64_t it = plan.iteration;
   const auto& src = plan.sources;
+  advise_fresh_members();  // a relaunched process: nothing touched them yet
   auto slot = spare_slot();
   std::vector<detail::Buffer> sent;
   bool ok = true;

@@ -178,6 +178,9 @@ struct DataStore::Impl {
   bool protect(detail::Slot& s, bool mine_ok);
   bool protect_buddy(detail::Slot& s, bool mine_ok);
   bool protect_parity(detail::Slot& s, bool mine_ok);
+  // Members' host memory onto transparent huge pages before an unpack
+  // touches it first.
+  void advise_fresh_members();
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
   void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
@@ -216,7 +219,8 @@ struct DataStore::Impl {
   // This rank's file of `m` into `slot` and the members; false on every
   // rank when some rank could not.
   bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
-  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback);
+  // adopt() for HDF5 version `m`, logged with the time since `since`.
+  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback, double since);
   // A version read back from a lower level (own image in `slot`) becomes
   // the only one, re-protected in memory at once. Collective.
   void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
