@@ -115,7 +115,7 @@ def build_script(rep, out, width, height):
             w("")
         prev = (t, i)
     w("EOD")
-    for level in ("memory", "hdf5"):
+    for level in ("memory", "node", "hdf5"):
         w(f"${level} << EOD")
         for c in checkpoints:
             if c.get("level") == level:
@@ -130,6 +130,7 @@ def build_script(rep, out, width, height):
         "$progress using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'iteration'",
         "$rollback using 1:2 with lines lw 1 dt 3 lc rgb '#7f7f7f' title 'roll-back'",
         "$memory using 1:2 with points pt 9 ps 1.0 lc rgb '#2ca02c' title 'checkpoint (memory)'",
+        "$node using 1:2 with points pt 7 ps 0.9 lc rgb '#17becf' title 'checkpoint (node-local)'",
         "$hdf5 using 1:2 with points pt 5 ps 1.1 lc rgb '#006400' title 'checkpoint (HDF5)'",
         "$failures using 1:2 with points pt 2 ps 2 lw 2 lc rgb '#d62728' title 'failure (kill)'",
         "NaN with lines lw 1.2 dt 2 lc rgb '#ff7f0e' title 'detection'",

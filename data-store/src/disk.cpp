@@ -180,34 +180,41 @@ bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
   return comm.allreduce(ok, MPI_MIN) == 1;
 }
 
-void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback) {
-  // The disk version becomes the only one, protected in memory at once.
+void DataStore::Impl::adopt(std::unique_ptr<Slot> slot, std::int64_t iteration, std::int64_t seq) {
   for (std::size_t i = versions.size(); i-- > 0;) retire(i);
-  slot->iteration = m.iteration;
-  slot->sequence = m.sequence;
+  slot->iteration = iteration;
+  slot->sequence = seq;
   slot->size = size();
   slot->own_ok = true;
   slot->committed = true;
   versions.push_back(std::move(slot));
-  committed = m.iteration;
-  sequence = m.sequence;
+  committed = iteration;
+  sequence = seq;
   protect(*versions.back(), true);
+}
+
+void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback,
+                                 double since) {
+  adopt(std::move(slot), m.iteration, m.sequence);
   if (rank() != 0) return;
   if (options.hdf5.every > 0) detail::set_aside_newer_versions(root(), m.iteration);
   const auto dir = root() / detail::version_dir_name(m.iteration);
+  const std::string text = fmt::format("restored iteration {} from HDF5 ({}) in {:.2f} ms", m.iteration,
+                                       dir.string(), (now() - since) * 1e3);
   if (fallback)
-    log::warn("restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+    log::warn("{}", text);
   else
-    log::info("cold restart: restored iteration {} from HDF5 ({})", m.iteration, dir.string());
+    log::info("cold restart: {}", text);
 }
 
 std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
   settle_background();  // a failed memory restore may have left copies running
+  const double t0 = now();
   std::uint64_t seen = 0;
   for (const auto& m : hdf5_manifests(size(), seen)) {
     auto slot = spare_slot();
     if (load_hdf5(m, *slot)) {
-      adopt_hdf5(m, std::move(slot), fallback);
+      adopt_hdf5(m, std::move(slot), fallback, t0);
       return m.iteration;
     }
     if (rank() == 0) {

@@ -79,7 +79,7 @@ std::string format_manifest(const Manifest& m) {
   return std::string(out.c_str()) + "\n";
 }
 
-Manifest parse_manifest(const std::string& text, const std::string& path) {
+Manifest parse_manifest(const std::string& text, const std::string& path, bool every_rank) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -100,13 +100,15 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
   m.sequence = field<std::int64_t>(root, "sequence", path);
   m.rank_count = field<int>(root, "rank_count", path);
   const YAML::Node files = root["files"];
+  const std::size_t entries = files && files.IsSequence() ? files.size() : 0;
   if (m.rank_count < 1 || !files || !files.IsSequence() ||
-      files.size() != static_cast<std::size_t>(m.rank_count)) {
+      (every_rank ? entries != static_cast<std::size_t>(m.rank_count)
+                  : entries > static_cast<std::size_t>(m.rank_count))) {
     FX_THROW(CheckpointError, fmt::format("{}: rank_count {} does not match the {} entries of 'files'", path,
-                                          m.rank_count, files && files.IsSequence() ? files.size() : 0));
+                                          m.rank_count, entries));
   }
-  m.files.resize(static_cast<std::size_t>(m.rank_count));
-  std::vector<bool> seen(m.files.size(), false);
+  if (every_rank) m.files.resize(static_cast<std::size_t>(m.rank_count));
+  std::vector<bool> seen(static_cast<std::size_t>(m.rank_count), false);
   for (const auto& f : files) {
     ManifestEntry e;
     e.rank = field<int>(f, "rank", path);
@@ -123,17 +125,20 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
       FX_THROW(CheckpointError, fmt::format("{}: bad file name '{}' for rank {}", path, e.file, e.rank));
     }
     seen[static_cast<std::size_t>(e.rank)] = true;
-    m.files[static_cast<std::size_t>(e.rank)] = e;
+    if (every_rank)
+      m.files[static_cast<std::size_t>(e.rank)] = e;
+    else
+      m.files.push_back(e);
   }
   return m;
 }
 
-Manifest read_manifest(const fs::path& file) {
+Manifest read_manifest(const fs::path& file, bool every_rank) {
   std::ifstream in(file);
   if (!in) FX_THROW(CheckpointError, fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_manifest(ss.str(), file.string());
+  return parse_manifest(ss.str(), file.string(), every_rank);
 }
 
 void sync_path(const fs::path& p, bool directory) {
@@ -146,22 +151,35 @@ void sync_path(const fs::path& p, bool directory) {
   ::close(fd);
 }
 
-void write_manifest(const fs::path& dir, const Manifest& m) {
-  const fs::path final_path = dir / kManifestName;
-  const fs::path tmp = dir / (std::string(kManifestName) + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << format_manifest(m);
-    out.flush();
-    if (!out)
-      FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+void write_file_durably(const fs::path& file, const void* data, std::size_t n) {
+  const fs::path tmp = file.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0)
+    FX_THROW(CheckpointError, fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
+  const auto* p = static_cast<const char*>(data);
+  int err = 0;
+  for (std::size_t done = 0; done < n && err == 0;) {
+    const ssize_t w = ::write(fd, p + done, n - done);
+    if (w > 0)
+      done += static_cast<std::size_t>(w);
+    else if (w == 0)
+      err = ENOSPC;
+    else if (errno != EINTR)
+      err = errno;
   }
-  ::chmod(tmp.c_str(), 0640);
-  sync_path(tmp, false);
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    FX_THROW(CheckpointError, fmt::format("cannot rename {} to {}: {}", tmp.string(), final_path.string(),
-                                          std::strerror(errno)));
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  if (err != 0)
+    FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(err)));
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    FX_THROW(CheckpointError,
+             fmt::format("cannot rename {} to {}: {}", tmp.string(), file.string(), std::strerror(errno)));
   }
+}
+
+void write_manifest(const fs::path& dir, const Manifest& m, const std::string& name) {
+  const std::string text = format_manifest(m);
+  write_file_durably(dir / name, text.data(), text.size());
   sync_path(dir, true);
 }
 

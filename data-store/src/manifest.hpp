@@ -17,6 +17,7 @@
 namespace fx::detail {
 
 constexpr int kDiskFormat = 1;
+constexpr const char* kManifestName = "manifest.yaml";
 
 struct ManifestEntry {
   int rank = -1;
@@ -35,18 +36,23 @@ struct Manifest {
 
 std::string format_manifest(const Manifest& m);
 // Throws CheckpointError naming `path` (and line:column for YAML errors).
-Manifest parse_manifest(const std::string& text, const std::string& path);
-Manifest read_manifest(const std::filesystem::path& file);
+// `every_rank`: `files` lists ranks 0..rank_count-1 (an HDF5 manifest),
+// else any of them once (a node-level marker: the files one rank holds).
+Manifest parse_manifest(const std::string& text, const std::string& path, bool every_rank = true);
+Manifest read_manifest(const std::filesystem::path& file, bool every_rank = true);
 // Temporary name, fsync, rename, fsync of the directory, which also makes
 // the ranks' renamed files durable. (Should a crash keep the manifest and
 // lose a rank file, cold restart finds the file missing and skips the
 // version.)
-void write_manifest(const std::filesystem::path& version_dir, const Manifest& m);
+void write_manifest(const std::filesystem::path& version_dir, const Manifest& m,
+                    const std::string& name = kManifestName);
+// `n` bytes to `file` under a temporary name, owner rw / group r, fsync'ed,
+// renamed (the directory is not synced). Throws CheckpointError naming it.
+void write_file_durably(const std::filesystem::path& file, const void* data, std::size_t n);
 
 std::string version_dir_name(std::int64_t iteration);
 std::string rank_file_name(int rank);
 std::optional<std::int64_t> parse_version_dir(const std::string& name);
-constexpr const char* kManifestName = "manifest.yaml";
 
 struct VersionDir {
   std::int64_t iteration = -1;

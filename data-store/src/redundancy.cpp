@@ -96,6 +96,15 @@ bool DataStore::Impl::protect_parity(Slot& s, bool mine_ok) {
   return true;
 }
 
+// A recovered or relaunched process's members are usually fresh, untouched
+// allocations: huge pages make their first touch (by the unpack) several
+// times cheaper than 4 KiB page faults.
+void DataStore::Impl::advise_fresh_members() {
+  for (const auto& m : members) {
+    if (m.host) detail::advise_huge_pages(m.host(), m.bytes);
+  }
+}
+
 bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   const int n = size();
   const int r = rank();
@@ -105,14 +114,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
                            : me.source == Source::buddy
                                ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
                                : fmt::format("image of iteration {} rebuilt from parity", it);
-  if (me.source != Source::own) {
-    // A recovered process's members are usually fresh, untouched
-    // allocations: huge pages make their first touch (by the unpack)
-    // several times cheaper than 4 KiB page faults.
-    for (const auto& m : members) {
-      if (m.host) detail::advise_huge_pages(m.host(), m.bytes);
-    }
-  }
+  if (me.source != Source::own) advise_fresh_members();
   Slot* mine = nullptr;
   if (me.source == Source::own) {
     for (auto& v : versions) {

@@ -219,8 +219,8 @@ void DataStore::Impl::flush() {
   }
 }
 
-namespace {
-std::array<char, detail::kHostName> host_name() {
+namespace detail {
+std::array<char, kHostName> host_name() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   MPI_Get_processor_name(name, &len);
@@ -228,11 +228,11 @@ std::array<char, detail::kHostName> host_name() {
   std::memcpy(out.data(), name, static_cast<std::size_t>(std::min(len, detail::kHostName - 1)));
   return out;
 }
-}  // namespace
+}  // namespace detail
 
 void DataStore::Impl::ensure_topology() {
   if (topology_valid) return;
-  const auto mine = host_name();
+  const auto mine = detail::host_name();
   std::vector<char> all(static_cast<std::size_t>(size()) * detail::kHostName);
   FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName,
                                    MPI_CHAR, comm.raw()));
@@ -241,17 +241,24 @@ void DataStore::Impl::ensure_topology() {
 
 std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
     const std::vector<std::unique_ptr<Slot>>& slots, bool topology) {
-  const auto n = static_cast<std::size_t>(size());
   const std::size_t k = static_cast<std::size_t>(depth()) + 2;
+  std::vector<detail::SlotSummary> mine;
+  for (auto it = slots.rbegin(); it != slots.rend() && mine.size() < k; ++it)
+    mine.push_back((*it)->summary());
+  return exchange_summaries(mine, k, topology);
+}
+
+std::vector<detail::Inventory> DataStore::Impl::exchange_summaries(
+    const std::vector<detail::SlotSummary>& list, std::size_t k, bool topology) {
+  const auto n = static_cast<std::size_t>(size());
   const std::size_t head = detail::kHostName + sizeof(std::int64_t);
   const std::size_t block = head + k * sizeof(detail::SlotSummary);
   std::vector<std::byte> mine(block), all(block * n);
-  const auto host = host_name();
+  const auto host = detail::host_name();
   std::memcpy(mine.data(), host.data(), host.size());
   std::memcpy(mine.data() + detail::kHostName, &sequence, sizeof(std::int64_t));
-  auto it = slots.rbegin();
   for (std::size_t i = 0; i < k; ++i) {
-    const detail::SlotSummary sum = it != slots.rend() ? (*it++)->summary() : detail::SlotSummary{};
+    const detail::SlotSummary sum = i < list.size() ? list[i] : detail::SlotSummary{};
     std::memcpy(mine.data() + head + i * sizeof(sum), &sum, sizeof(sum));
   }
   FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), static_cast<int>(block), MPI_BYTE, all.data(),
@@ -450,11 +457,17 @@ void DataStore::commit(std::int64_t iteration) {
   st.bytes = bytes();
   st.static_bytes_sent = static_sent;
   st.memory_seconds = t1 - t0;
+  if (im.node_due(s.sequence)) {
+    im.write_node(s);
+    st.level = CheckpointLevel::node;
+    st.node_seconds = now() - t1;
+  }
   if (im.hdf5_due(s.sequence)) {
+    const double t2 = now();
     im.commit_stats.hdf5_file_seconds = 0;
     im.write_hdf5(s);
     st.level = CheckpointLevel::hdf5;
-    st.hdf5_seconds = now() - t1;
+    st.hdf5_seconds = now() - t2;
     st.hdf5_file_seconds = im.commit_stats.hdf5_file_seconds;
   }
   st.seconds = now() - t0;
@@ -478,9 +491,23 @@ std::optional<std::int64_t> DataStore::restore() {
 
   CheckpointStats st;
   st.bytes = bytes();
+  // Whatever comes back, node-local versions above it are an abandoned
+  // future (a later commit of the same iteration must not meet them).
+  auto restored = [&](CheckpointLevel level, std::int64_t it, double level_seconds) {
+    im.drop_node_above(it);
+    st.level = level;
+    st.iteration = it;
+    (level == CheckpointLevel::node ? st.node_seconds : st.hdf5_seconds) = level_seconds;
+    st.static_bytes_received = im.restore_statics();
+    st.seconds = now() - t0;
+    im.restore_stats = st;
+    return it;
+  };
+  const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
   if (plan.iteration >= 0) {
     fault_point(StorePoint::restore_load);
     if (im.restore_memory(plan)) {
+      im.drop_node_above(plan.iteration);
       im.drop_above(plan.iteration);
       im.committed = plan.iteration;
       im.sequence = plan.sequence;
@@ -495,30 +522,42 @@ std::optional<std::int64_t> DataStore::restore() {
                 pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
       return plan.iteration;
     }
-    if (r == 0) log::warn("in-memory version of iteration {} failed its checks; trying HDF5", plan.iteration);
+    if (r == 0)
+      log::warn("in-memory version of iteration {} failed its checks; trying {}", plan.iteration, lower);
   } else if (plan.history && r == 0) {
     log::warn(
         "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-        "the rank(s) holding its redundancy); trying HDF5",
-        plan.unrecoverable);
+        "the rank(s) holding its redundancy); trying {}",
+        plan.unrecoverable, lower);
   }
   const double t1 = now();
   st.memory_seconds = t1 - t0;
 
-  // Disk: at a cold start only when hdf5.restart asks for it.
+  // Node-local storage, then disk (at a cold start only when hdf5.restart
+  // asks for it); disk first when its newest version is newer.
+  const bool use_node = options_.node.every > 0 && (plan.history || options_.hdf5.restart);
   const bool use_disk =
       plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
-  if (use_disk) {
-    if (const auto it = im.restore_hdf5(plan.history)) {
-      st.level = CheckpointLevel::hdf5;
-      st.iteration = *it;
-      st.static_bytes_received = im.restore_statics();
-      st.hdf5_seconds = now() - t1;
-      st.seconds = now() - t0;
-      im.restore_stats = st;
-      return it;
-    }
+  std::int64_t disk_newest = -1;
+  if (use_node && use_disk) {
+    std::uint64_t seen = 0;
+    const auto found = im.hdf5_manifests(n, seen);
+    if (!found.empty()) disk_newest = found.front().iteration;
   }
+  if (use_node) {
+    if (const auto it = im.restore_node(plan.history, disk_newest))
+      return restored(CheckpointLevel::node, *it, now() - t1);
+  }
+  const double t2 = now();
+  if (use_disk) {
+    if (const auto it = im.restore_hdf5(plan.history))
+      return restored(CheckpointLevel::hdf5, *it, now() - t2);
+  }
+  if (use_node && disk_newest >= 0) {  // the newer disk version was unusable
+    if (const auto it = im.restore_node(plan.history, -1))
+      return restored(CheckpointLevel::node, *it, now() - t2);
+  }
+  im.drop_node_above(-1);  // a fresh start: nothing there belongs to it
   for (std::size_t i = im.versions.size(); i-- > 0;) im.retire(i);
   im.committed.reset();
   im.sequence = 0;

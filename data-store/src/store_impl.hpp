@@ -1,8 +1,10 @@
 #pragma once
 // DataStore internals shared by store.cpp (API, commit, restore),
-// redundancy.cpp (buddy and parity exchanges) and disk.cpp (HDF5 level).
+// redundancy.cpp (buddy and parity exchanges), node_level.cpp (node-local
+// level) and disk.cpp (HDF5 level).
 #include <fx/data_store/store.hpp>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,7 +35,11 @@ enum Tag : int {
   kTagPrior,       // restore_resized: old images to the ranks that want them
   kTagStatic,      // static members: a rank's own (publish, restore)
   kTagStaticHeld,  // static members: the buddy's copy (restore)
+  kTagNode,        // node level: an image from the rank that read it to its rank
 };
+
+// This process's host name (MPI_Get_processor_name), NUL-terminated.
+std::array<char, kHostName> host_name();
 
 // One version on this rank: its own image and the redundancy it holds for
 // others (a buddy's image, or a parity block).
@@ -163,12 +169,18 @@ struct DataStore::Impl {
   // which set the topology when `topology` is true.
   std::vector<detail::Inventory> exchange_inventories(const std::vector<std::unique_ptr<detail::Slot>>& slots,
                                                       bool topology);
+  // The same for any summaries, `k` per rank (padded; equal on every rank).
+  std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
+                                                    std::size_t k, bool topology);
 
   // Redundancy (redundancy.cpp); collective. Return false when some rank
   // of the exchange had no image to give (its pack failed).
   bool protect(detail::Slot& s, bool mine_ok);
   bool protect_buddy(detail::Slot& s, bool mine_ok);
   bool protect_parity(detail::Slot& s, bool mine_ok);
+  // Members' host memory onto transparent huge pages before an unpack
+  // touches it first.
+  void advise_fresh_members();
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
   void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
@@ -207,7 +219,22 @@ struct DataStore::Impl {
   // This rank's file of `m` into `slot` and the members; false on every
   // rank when some rank could not.
   bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
-  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback);
+  // adopt() for HDF5 version `m`, logged with the time since `since`.
+  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback, double since);
+  // A version read back from a lower level (own image in `slot`) becomes
+  // the only one, re-protected in memory at once. Collective.
+  void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
+
+  // Node-local level (node_level.cpp)
+  bool node_due(std::int64_t sequence) const;
+  std::filesystem::path node_root() const;  // directory with {host} replaced
+  void write_node(detail::Slot& s);         // sets commit_stats.node_seconds
+  // The newest version complete on the live hosts, when not older than
+  // `at_least`. Collective.
+  std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
+  // Versions above `iteration` in this rank's node directory are an
+  // abandoned future: removed (not collective).
+  void drop_node_above(std::int64_t iteration);
   std::filesystem::path root() const { return options.hdf5.directory; }
 };
 

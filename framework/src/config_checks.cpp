@@ -18,6 +18,9 @@ void cross_check(Walker& w, const YAML::Node& root, const Config& cfg) {
   if (cfg.checkpoint.hdf5.every > 0 && cfg.checkpoint.memory.every == 0)
     w.fail(node_at(root, "checkpoint.hdf5.every"), "checkpoint.hdf5.every",
            "0 when checkpoint.memory.every is 0 (HDF5 takes every m-th memory checkpoint)");
+  if (cfg.checkpoint.node.every > 0 && cfg.checkpoint.memory.every == 0)
+    w.fail(node_at(root, "checkpoint.node.every"), "checkpoint.node.every",
+           "0 when checkpoint.memory.every is 0 (node-local storage takes every m-th memory checkpoint)");
   if (cfg.reinit.enabled && cfg.recovery.on_exhausted == ExhaustedPolicy::shrink)
     w.fail(node_at(root, "reinit.enabled"), "reinit.enabled",
            "false when recovery.on_exhausted is shrink (Reinit restarts at the same size)");

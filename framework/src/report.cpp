@@ -389,7 +389,8 @@ std::string Report::summary() const {
                     ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s),
                     r.restored_iteration, to_string(r.restored_level)));
   }
-  for (const CheckpointLevel level : {CheckpointLevel::memory, CheckpointLevel::hdf5}) {
+  for (const CheckpointLevel level :
+       {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {
     std::size_t n = 0;
     double bytes = 0, secs = 0;
     for (const auto& c : checkpoints_) {

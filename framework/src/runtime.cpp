@@ -243,8 +243,8 @@ void Runtime::resize() {
 
 void Runtime::restore_or_initialize() {
   fault_point(restore_phase());
-  const bool may_restore =
-      recoveries_ > 0 || (config_.checkpoint.hdf5.every > 0 && config_.checkpoint.hdf5.restart);
+  const auto& ck = config_.checkpoint;
+  const bool may_restore = recoveries_ > 0 || (ck.hdf5.restart && (ck.hdf5.every > 0 || ck.node.every > 0));
   const double t = now();
   std::optional<std::int64_t> restored;
   if (may_restore) restored = store_->restore();

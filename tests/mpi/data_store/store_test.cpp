@@ -365,4 +365,173 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
   EXPECT_THROW(strict.store->restore(), fx::CheckpointError);
 }
 
+// restore() brings back iteration `it` from `level`, bit for bit on every rank.
+void expect_restore(Process& p, std::int64_t it, fx::CheckpointLevel level) {
+  EXPECT_EQ(p.store->restore(), it);
+  EXPECT_EQ(p.store->last_restore_level(), level);
+  EXPECT_TRUE(all_true(p.state->matches(it)));
+}
+
+// The node-local level: every rank of this job sees the same directory
+// (one "host"), so the lowest rank reads every image and sends it on.
+fx::CheckpointConfig with_node(const fs::path& dir) {
+  fx::CheckpointConfig c;
+  c.memory.every = 1;
+  c.node.every = 1;
+  c.node.keep = 2;
+  c.node.directory = (dir / "node-{host}").string();
+  c.hdf5.directory = (dir / "ckpt").string();
+  return c;
+}
+
+fs::path node_version(const fs::path& dir, std::int64_t it) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  return dir / (std::string("node-") + host) / fmt::format("iter-{:012d}", it);
+}
+
+TEST(DataStoreNode, ColdRestartFromNodeLocalStorage) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  const auto cfg = with_node(dir.path);
+  {
+    Process p(cfg, comm);
+    for (std::int64_t it = 1; it <= 4; ++it) p.commit(it);
+    EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::node);
+    EXPECT_GT(p.store->last_commit_stats().node_seconds, 0.0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) {
+    // keep 2: versions 4 and 3, each with every rank's image, partner copy and marker.
+    int versions = 0;
+    for (const auto& e : fs::directory_iterator(node_version(dir.path, 4).parent_path())) {
+      ++versions;
+      EXPECT_TRUE(e.path() == node_version(dir.path, 4) || e.path() == node_version(dir.path, 3)) << e.path();
+    }
+    EXPECT_EQ(versions, 2);
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(node_version(dir.path, 4))) {
+      ++files;
+      EXPECT_EQ(e.path().extension() == ".tmp", false) << e.path();
+    }
+    EXPECT_EQ(files, n > 1 ? 3 * n : 2 * n);
+  }
+  Process fresh(cfg, comm);
+  expect_restore(fresh, 4, fx::CheckpointLevel::node);
+  if (n > 1) {  // protected in memory at once: a lost rank comes back from its buddy
+    fresh.repair(comm.rank() == n - 1, cfg, comm);
+    expect_restore(fresh, 4, fx::CheckpointLevel::memory);
+  }
+  fresh.commit(5);
+  EXPECT_EQ(fresh.store->committed_iteration(), 5);
+}
+
+TEST(DataStoreNode, PartnerCopyReplacesALostImage) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP();
+  const auto cfg = with_node(dir.path);
+  {
+    Process p(cfg, comm);
+    for (std::int64_t it = 1; it <= 3; ++it) p.commit(it);
+  }
+  // Rank k's own image of 3 is gone (its "host" was lost); rank k+1 holds
+  // its copy (buddy distance 1: every rank is on this one host).
+  const int k = n - 1;
+  if (comm.rank() == 0) fs::remove(node_version(dir.path, 3) / fmt::format("rank-{:06d}.img", k));
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    Process fresh(cfg, comm);
+    expect_restore(fresh, 3, fx::CheckpointLevel::node);
+  }
+  // Its partner copy too: version 2 is the newest complete one.
+  if (comm.rank() == 0)
+    fs::remove(node_version(dir.path, 3) / fmt::format("partner-{:06d}.img", (k + 1) % n));
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh(cfg, comm);
+  expect_restore(fresh, 2, fx::CheckpointLevel::node);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_FALSE(fs::exists(node_version(dir.path, 3)));  // above the restored one: removed
+}
+
+TEST(DataStoreNode, RankAndBuddyLostFallBackToNodeLocalStorage) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  if (comm.size() < 3) GTEST_SKIP();
+  const auto cfg = with_node(dir.path);
+  Process p(cfg, comm);
+  for (std::int64_t it = 10; it <= 30; it += 10) p.commit(it);
+  p.repair(comm.rank() == 1 || comm.rank() == 2, cfg, comm);  // rank 2 held rank 1's copy
+  if (comm.rank() != 1 && comm.rank() != 2) p.state->fill(33);
+  expect_restore(p, 30, fx::CheckpointLevel::node);
+}
+
+// A directory per rank, as if each rank had a host of its own: after the
+// "relaunch" rank r lives on host r+2, which holds neither its image nor
+// its partner copy (from 3 ranks on), and host k lost its image of 3 (its
+// partner copy on host k+1 serves).
+TEST(DataStoreNode, RanksOnOtherHostsGetTheirImagesSent) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP();
+  auto host = [&](int h) {
+    auto c = with_node(dir.path);
+    c.node.directory = (dir.path / fmt::format("host{}", h)).string();
+    return c;
+  };
+  {
+    Process p(host(r), comm);
+    for (std::int64_t it = 1; it <= 3; ++it) p.commit(it);
+  }
+  const int k = n - 1;
+  if (r == 0)
+    fs::remove(dir.path / fmt::format("host{}", k) / "iter-000000000003" / fmt::format("rank-{:06d}.img", k));
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh(host((r + 2) % n), comm);
+  expect_restore(fresh, 3, fx::CheckpointLevel::node);
+}
+
+TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  const int n = comm.size();
+  auto cfg = with_node(dir.path);
+  cfg.hdf5.every = 2;  // HDF5: 2 and 4; node-local: 3 and 4
+  {
+    Process p(cfg, comm);
+    for (std::int64_t it = 1; it <= 4; ++it) p.commit(it);
+    EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::hdf5);
+  }
+  if (comm.rank() == 0) {
+    fs::remove(node_version(dir.path, 4) / "rank-000000.img");
+    if (n > 1) fs::remove(node_version(dir.path, 4) / "partner-000001.img");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    Process fresh(cfg, comm);  // node-local 3 is complete, HDF5 4 is newer
+    expect_restore(fresh, 4, fx::CheckpointLevel::hdf5);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) {
+    fs::remove_all(dir.path / "ckpt");
+    EXPECT_TRUE(fs::exists(node_version(dir.path, 3)));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    Process fresh(cfg, comm);  // no disk: node-local 3
+    expect_restore(fresh, 3, fx::CheckpointLevel::node);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) fs::remove_all(node_version(dir.path, 3).parent_path());
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh(cfg, comm);
+  EXPECT_FALSE(fresh.store->restore().has_value());
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
+}
+
 }  // namespace

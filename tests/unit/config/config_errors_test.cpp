@@ -80,7 +80,7 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:2:3: checkpoint.memroy: expected one of memory, hdf5 (did you mean 'memory'?), got 'memroy'"},
+     "{f}:2:3: checkpoint.memroy: expected one of memory, node, hdf5 (did you mean 'memory'?), got 'memroy'"},
     {"unknown_key_no_suggestion",
      "recovery:\n  bananas: 3\n",
      {},
@@ -197,6 +197,13 @@ const std::vector<BadCase> kCases = {
      "{f}:3:12: checkpoint.hdf5.every: expected 0 when checkpoint.memory.every is 0 (HDF5 takes every m-th "
      "memory "
      "checkpoint), got '2'"},
+    {"node_without_memory",
+     "checkpoint:\n  node:\n    every: 1\n",
+     {},
+     {},
+     0,
+     "{f}:3:12: checkpoint.node.every: expected 0 when checkpoint.memory.every is 0 (node-local storage "
+     "takes every m-th memory checkpoint), got '1'"},
     {"detector_timeout_without_period",
      "detector:\n  timeout_s: 5\n",
      {},
@@ -417,7 +424,8 @@ const std::vector<BadCase> kCases = {
      {},
      {"checkpoint.memroy.every=3"},
      0,
-     "--fx-set: checkpoint.memroy: expected one of memory, hdf5 (did you mean 'memory'?), got 'memroy'"},
+     "--fx-set: checkpoint.memroy: expected one of memory, node, hdf5 (did you mean 'memory'?), got "
+     "'memroy'"},
     {"set_wrong_type",
      "spares: 1\n",
      {},

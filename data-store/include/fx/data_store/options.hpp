@@ -28,8 +28,18 @@ struct Hdf5CheckpointConfig {
   UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
+// Node-local storage (SCR's second level): survives a lost host when the
+// partner copies are on, without the shared filesystem's cost.
+struct NodeCheckpointConfig {
+  int every = 0;  // every m-th memory commit also to node-local storage (0: off)
+  std::string directory = "/tmp/fx-node-{host}";  // `{host}`: this host's name
+  bool partner = true;  // also write the buddy copy this rank holds (needs scheme: buddy)
+  int keep = 2;         // complete versions retained per directory
+};
+
 struct CheckpointConfig {
   MemoryCheckpointConfig memory;
+  NodeCheckpointConfig node;
   Hdf5CheckpointConfig hdf5;
 };
 

@@ -1,7 +1,9 @@
 #pragma once
 // fx::DataStore: versioned, globally consistent checkpoints of registered
 // members. Levels: in memory (own copy + a buddy copy on another rank, or
-// XOR parity over a group) and HDF5 (one file per rank per version).
+// XOR parity over a group), node-local storage (each rank's image and the
+// buddy copy it holds, on its own host) and HDF5 (one file per rank per
+// version).
 #include <fx/comm.hpp>
 #include <fx/data_store/level.hpp>
 #include <fx/data_store/member.hpp>
@@ -26,6 +28,7 @@ struct CheckpointStats {
   std::uint64_t bytes = 0;       // this rank's registered bytes
   double seconds = 0;            // the whole call
   double memory_seconds = 0;     // in-memory part (pack, redundancy, agreement / pull, load)
+  double node_seconds = 0;       // node-local part (0 when the call did not touch it)
   double hdf5_seconds = 0;       // disk part (0 when the call did not touch disk)
   double hdf5_file_seconds = 0;  // ...of which this rank's file (write, flush, fsync, rename);
                                  // the rest: agreement, manifest, retention
@@ -106,14 +109,16 @@ class DataStore {
 
   // Collective on the app comm: store a version of every member for
   // `iteration` (own copy + redundancy); it becomes the committed version
-  // once every rank has it (agreement). Every hdf5.every-th commit also goes
-  // to disk. A failure inside throws ProcessFailure and leaves the previous
-  // committed version intact.
+  // once every rank has it (agreement). Every node.every-th commit also
+  // goes to node-local storage, every hdf5.every-th to disk. A failure
+  // inside throws ProcessFailure and leaves the previous committed version
+  // intact.
   void commit(std::int64_t iteration);
   // Collective after a repair (or at start): restore the newest version
-  // every rank can get (own memory, buddy or parity, then HDF5). Returns its
-  // iteration, or nullopt when there is none (fresh start). A failure inside
-  // throws ProcessFailure; call it again after the next repair.
+  // every rank can get (own memory, buddy or parity, then node-local
+  // storage or HDF5, the newer first). Returns its iteration, or nullopt
+  // when there is none (fresh start). A failure inside throws
+  // ProcessFailure; call it again after the next repair.
   std::optional<std::int64_t> restore();
   std::optional<std::int64_t> committed_iteration() const;
 

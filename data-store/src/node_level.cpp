@@ -1,0 +1,365 @@
+// The node-local level (SCR's second level): every node.every-th commit,
+// each rank also writes its image, and the buddy copy it holds (which the
+// buddy distance puts on another host), to a directory on its own host.
+// After a relaunch that lost a host, restore() finds every old rank's
+// image on the live hosts and each goes from the rank that reads it to the
+// rank that needs it:
+//
+//   <dir>/iter-000000000040/rank-000003.img      rank 3's image
+//   <dir>/iter-000000000040/partner-000003.img   the copy rank 3 held (of rank 1, say)
+//   <dir>/iter-000000000040/rank-000003.marker   what rank 3 holds, written once
+//                                                every rank wrote its files
+//
+// Several ranks of a host share the directory; a file without a marker is
+// ignored.
+#include <fx/clock.hpp>
+#include <fx/log.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "store_impl.hpp"
+
+namespace fx {
+namespace fs = std::filesystem;
+using detail::Slot;
+
+namespace {
+
+constexpr std::string_view kMarkerSuffix = ".marker";
+
+std::string own_file(int rank) { return fmt::format("rank-{:06d}.img", rank); }
+std::string partner_file(int rank) { return fmt::format("partner-{:06d}.img", rank); }
+std::string marker_file(int rank) { return fmt::format("rank-{:06d}{}", rank, kMarkerSuffix); }
+
+bool is_marker(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.size() > kMarkerSuffix.size() &&
+         name.compare(name.size() - kMarkerSuffix.size(), kMarkerSuffix.size(), kMarkerSuffix) == 0;
+}
+
+bool has_marker(const fs::path& version) {
+  std::error_code ec;
+  for (fs::directory_iterator it(version, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_marker(it->path())) return true;
+  }
+  return false;
+}
+
+// Markers first: a version half removed (another rank of the host removes
+// it at the same time, or this one stops) is incomplete, never read.
+void remove_version(const fs::path& version) {
+  std::error_code ec;
+  for (fs::directory_iterator it(version, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_marker(it->path())) fs::remove(it->path(), ec);
+  }
+  fs::remove_all(version, ec);
+}
+
+// An image file a marker in this rank's node directory names.
+struct NodeFile {
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;
+  int rank = -1;     // whose image
+  bool own = false;  // written by that rank (else a partner copy)
+  fs::path path;
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;
+};
+
+// Every image of `ranks` ranks a marker names, present with the size it names.
+std::vector<NodeFile> scan(const fs::path& root, int ranks) {
+  std::vector<NodeFile> out;
+  for (const auto& v : detail::list_versions(root)) {
+    std::error_code ec;
+    for (fs::directory_iterator it(v.path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!is_marker(it->path())) continue;
+      try {
+        const detail::Manifest m = detail::read_manifest(it->path(), false);
+        if (m.iteration != v.iteration || m.rank_count != ranks) continue;
+        for (const auto& f : m.files) {
+          const fs::path p = v.path / f.file;
+          std::error_code size_ec;
+          if (fs::file_size(p, size_ec) != f.bytes || size_ec) {
+            log::debug("node level: {} is missing or not {} bytes", p.string(), f.bytes);
+            continue;
+          }
+          out.push_back(
+              {m.iteration, m.sequence, f.rank, f.file.rfind("rank-", 0) == 0, p, f.bytes, f.checksum});
+        }
+      } catch (const CheckpointError& e) {
+        log::debug("node level: skipping a marker: {}", e.what());
+      }
+    }
+  }
+  return out;
+}
+
+void read_file(const NodeFile& f, detail::Buffer& into) {
+  const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    FX_THROW(CheckpointError, fmt::format("cannot open {}: {}", f.path.string(), std::strerror(errno)));
+  std::uint64_t done = 0;
+  int err = 0;
+  while (done < f.bytes && err == 0) {
+    const ssize_t got = ::read(fd, into.data() + done, f.bytes - done);
+    if (got > 0)
+      done += static_cast<std::uint64_t>(got);
+    else if (got == 0)
+      err = EIO;  // shorter than its marker says
+    else if (errno != EINTR)
+      err = errno;
+  }
+  ::close(fd);
+  if (err != 0)
+    FX_THROW(CheckpointError, fmt::format("cannot read {}: {}", f.path.string(), std::strerror(err)));
+}
+
+// The file's image, checked against its marker before it is sent on.
+void load_file(const NodeFile& f, detail::Buffer& into) {
+  read_file(f, into);
+  const detail::ImageInfo info = detail::read_header(into.data(), f.bytes, f.path.string());
+  if (info.iteration != f.iteration || info.rank != f.rank || info.digest() != f.checksum) {
+    FX_THROW(CheckpointError,
+             fmt::format("{}: holds iteration {} of rank {} (digest {:016x}); its marker names "
+                         "iteration {} of rank {} ({:016x})",
+                         f.path.string(), info.iteration, info.rank, info.digest(), f.iteration, f.rank,
+                         f.checksum));
+  }
+}
+
+// plan_prior has the lowest rank holding a copy read each image; here a
+// rank holding a copy of its own image reads it itself (nothing to send),
+// and the rest are spread over the ranks holding copies, fewest reads first.
+void spread_readers(const std::vector<std::vector<detail::SlotSummary>>& slots, detail::PriorPlan& plan) {
+  std::vector<int> reads(slots.size(), 0);
+  auto copy_of = [&](std::size_t p, int q) -> const detail::SlotSummary* {
+    const detail::SlotSummary* held = nullptr;
+    for (const auto& s : slots[p]) {
+      if (s.iteration != plan.iteration || s.size != plan.old_size) continue;
+      if (s.own_rank == q) return &s;
+      if (s.held_rank == q) held = &s;
+    }
+    return held;
+  };
+  auto assign = [&](int q, std::size_t p) {
+    const detail::SlotSummary& s = *copy_of(p, q);
+    auto& d = plan.sources[static_cast<std::size_t>(q)];
+    d.holder = static_cast<int>(p);
+    d.own = s.own_rank == q;
+    d.bytes = d.own ? s.own_bytes : s.held_bytes;
+    ++reads[p];
+  };
+  std::vector<int> rest;
+  for (int q = 0; q < plan.old_size; ++q) {
+    const auto p = static_cast<std::size_t>(q);
+    if (p < slots.size() && copy_of(p, q))
+      assign(q, p);
+    else
+      rest.push_back(q);
+  }
+  for (const int q : rest) {
+    std::size_t best = slots.size();
+    for (std::size_t p = 0; p < slots.size(); ++p) {
+      if (copy_of(p, q) && (best == slots.size() || reads[p] < reads[best])) best = p;
+    }
+    if (best < slots.size()) assign(q, best);
+  }
+}
+
+}  // namespace
+
+bool DataStore::Impl::node_due(std::int64_t seq) const {
+  return options.node.every > 0 && seq % options.node.every == 0;
+}
+
+fs::path DataStore::Impl::node_root() const {
+  std::string dir = options.node.directory;
+  const std::string host = detail::host_name().data();
+  for (std::size_t at = dir.find("{host}"); at != std::string::npos;
+       at = dir.find("{host}", at + host.size()))
+    dir.replace(at, 6, host);
+  return dir;
+}
+
+// Every rank writes its files; once all agree they did, each writes its
+// marker (which makes its files part of the version) and applies retention
+// to its directory.
+void DataStore::Impl::write_node(Slot& s) {
+  const int r = rank();
+  const fs::path root = node_root();
+  detail::Manifest marker;
+  marker.iteration = s.iteration;
+  marker.sequence = s.sequence;
+  marker.rank_count = size();
+  fs::path dir;
+  std::string error;
+  try {
+    dir = detail::make_version_dir(root, s.iteration);
+    detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
+    marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
+    if (options.node.partner && s.held_ok) {
+      const auto held = detail::read_header(s.held.data(), s.held.size(), "buddy copy");
+      detail::write_file_durably(dir / partner_file(r), s.held.data(), s.held.size());
+      marker.files.push_back({s.held_rank, partner_file(r), s.held.size(), held.digest()});
+    }
+  } catch (const CheckpointError& e) {
+    error = e.what();
+    log::error("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
+  }
+  if (!agree(error.empty() ? 1 : 0)) {
+    FX_THROW(CheckpointError,
+             error.empty()
+                 ? fmt::format("node-local checkpoint of iteration {} failed on another rank (see its log)",
+                               s.iteration)
+                 : error);
+  }
+  // A marker lost here costs only this rank's files: its partner copy
+  // elsewhere may still complete the version.
+  try {
+    detail::write_manifest(dir, marker, marker_file(r));
+  } catch (const CheckpointError& e) {
+    log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
+    return;
+  }
+  // Retention: the newest `keep` versions with markers; versions above this
+  // one belong to an abandoned future, older unmarked ones to a write cut
+  // short. Every rank of a host decides alike on the same directory.
+  int kept = 1;
+  for (const auto& v : detail::list_versions(root)) {
+    if (v.iteration == s.iteration) continue;
+    if (v.iteration < s.iteration && kept < options.node.keep && has_marker(v.path)) {
+      ++kept;
+      continue;
+    }
+    log::debug("node level: removing {}", v.path.string());
+    remove_version(v.path);
+  }
+}
+
+void DataStore::Impl::drop_node_above(std::int64_t iteration) {
+  if (options.node.every <= 0) return;
+  for (const auto& v : detail::list_versions(node_root())) {
+    if (v.iteration > iteration) remove_version(v.path);
+  }
+}
+
+std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::int64_t at_least) {
+  settle_background();  // a failed memory restore may have left copies running
+  const double t0 = now();
+  const int n = size();
+  const int r = rank();
+  const auto files = scan(node_root(), n);
+  std::vector<detail::SlotSummary> mine;
+  for (const auto& f : files) {
+    detail::SlotSummary& s = mine.emplace_back();
+    s.iteration = f.iteration;
+    s.sequence = f.sequence;
+    s.size = n;
+    (f.own ? s.own_rank : s.held_rank) = f.rank;
+    (f.own ? s.own_bytes : s.held_bytes) = f.bytes;
+  }
+  const auto k = comm.allreduce<std::uint64_t>(mine.size(), MPI_MAX);
+  if (k == 0) return std::nullopt;
+  // Who holds what: the plan of restore_resized, with this level's files as
+  // its own images and held copies (the lowest rank that has one reads it).
+  const auto inv = exchange_summaries(mine, k, false);
+  std::vector<std::vector<detail::SlotSummary>> slots;
+  for (const auto& i : inv) slots.push_back(i.slots);
+  detail::PriorPlan plan = detail::plan_prior(slots, 0);
+  if (plan.iteration < 0) {
+    if (r == 0) {
+      std::string lost;
+      for (const auto& [it, ranks] : plan.lost)
+        lost += fmt::format("{}rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
+      log::warn("node-local storage holds no complete version on the live hosts (missing: {})", lost);
+    }
+    return std::nullopt;
+  }
+  if (plan.iteration < at_least) {
+    if (r == 0)
+      log::info("node-local version of iteration {} is older than HDF5's of iteration {}: HDF5 first",
+                plan.iteration, at_least);
+    return std::nullopt;
+  }
+  spread_readers(slots, plan);
+  const std::int64_t it = plan.iteration;
+  const auto& src = plan.sources;
+  advise_fresh_members();  // a relaunched process: nothing touched them yet
+  auto slot = spare_slot();
+  std::vector<detail::Buffer> sent;
+  bool ok = true;
+  const std::string what = fmt::format("node-local image of iteration {}", it);
+  try {
+    detail::Transfer t(comm, orphans);
+    const auto& me = src[static_cast<std::size_t>(r)];
+    slot->own.reset(me.bytes);
+    if (me.holder != r) t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
+    for (int q = 0; q < n; ++q) {
+      const auto& s = src[static_cast<std::size_t>(q)];
+      if (s.holder != r) continue;
+      const auto f = std::find_if(files.begin(), files.end(), [&](const NodeFile& x) {
+        return x.iteration == it && x.rank == q && x.own == s.own;
+      });
+      detail::Buffer& b = q == r ? slot->own : sent.emplace_back(s.bytes);
+      try {
+        if (f == files.end())
+          FX_THROW(CheckpointError, fmt::format("{} of rank {}: not found here", what, q));
+        load_file(*f, b);
+      } catch (const CheckpointError& e) {
+        log::warn("{}", e.what());
+        ok = false;  // the receiver's checks fail too; the agreement makes it common
+      }
+      if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
+    }
+    t.wait();
+  } catch (...) {
+    keep_until_drained(sent);  // transfers may still use them
+    orphan_buffers.push_back(std::move(slot->own));
+    throw;
+  }
+  try {
+    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
+    if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
+      FX_THROW(CheckpointError,
+               fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
+                           slot->own_info.rank, slot->own_info.size));
+    }
+    detail::unpack_image(slot->own_info, slot->own.data(), members, what);
+  } catch (const CheckpointError& e) {
+    log::warn("{}", e.what());
+    ok = false;
+  }
+  if (!agree(ok ? 1 : 0)) {
+    if (r == 0) log::warn("node-local version of iteration {} failed its checks", it);
+    if (pool.empty()) pool.push_back(std::move(slot));
+    return std::nullopt;
+  }
+  const double loaded = now() - t0;
+  adopt(std::move(slot), it, plan.sequence);
+  if (r == 0) {
+    int own = 0, moved = 0;
+    for (int q = 0; q < n; ++q) {
+      own += src[static_cast<std::size_t>(q)].own;
+      moved += src[static_cast<std::size_t>(q)].holder != q;
+    }
+    const std::string text = fmt::format(
+        "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
+        "another rank) in {:.2f} ms ({:.2f} ms before the copies in memory)",
+        it, own, n - own, moved, (now() - t0) * 1e3, loaded * 1e3);
+    if (fallback)
+      log::warn("{}", text);
+    else
+      log::info("cold restart: {}", text);
+  }
+  return it;
+}
+
+}  // namespace fx
