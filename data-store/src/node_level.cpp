@@ -276,10 +276,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   detail::PriorPlan plan = detail::plan_prior(slots, 0);
   if (plan.iteration < 0) {
     if (r == 0) {
-      std::string lost;
-      for (const auto& [it, ranks] : plan.lost)
-        lost += fmt::format("{}rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
-      log::warn("node-local storage holds no complete version on the live hosts (missing: {})", lost);
+      log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
+                detail::lost_text(plan, "rank(s)"));
     }
     return std::nullopt;
   }

@@ -110,6 +110,14 @@ PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, i
   return plan;
 }
 
+std::string lost_text(const PriorPlan& plan, std::string_view ranks_word) {
+  std::string lost;
+  for (const auto& [it, ranks] : plan.lost) {
+    lost += fmt::format("{}{} {} of iteration {}", lost.empty() ? "" : ", ", ranks_word, ranks, it);
+  }
+  return lost;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- pieces
@@ -265,15 +273,6 @@ struct PriorPieces {
 
 namespace {
 
-// "old rank(s) [1] of iteration 10, ...", for the messages.
-std::string lost_text(const detail::PriorPlan& plan) {
-  std::string lost;
-  for (const auto& [it, ranks] : plan.lost) {
-    lost += fmt::format("{}old rank(s) {} of iteration {}", lost.empty() ? "" : ", ", ranks, it);
-  }
-  return lost;
-}
-
 // The app's wanted old ranks as one flag per old rank, checked.
 std::vector<char> want_flags(const std::vector<int>& wanted, const PriorVersion& v) {
   std::vector<char> want(static_cast<std::size_t>(v.size), 0);
@@ -307,7 +306,7 @@ PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail
     return v;
   }
   // A rank died with the rank holding its copy: HDF5, when it is on.
-  const std::string lost = lost_text(plan);
+  const std::string lost = detail::lost_text(plan, "old rank(s)");
   if (options.hdf5.every == 0 && !options.hdf5.restart) {
     FX_THROW(
         CheckpointLost,

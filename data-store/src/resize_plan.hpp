@@ -3,6 +3,8 @@
 // every rank from the exchanged inventories of the versions taken before
 // it (their SlotSummary names OLD logical ranks). No MPI: unit-tested alone.
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,5 +34,8 @@ struct PriorPlan {
 // is rebuilt from the group's other images and parity blocks by the new
 // rank holding the lowest of them.
 PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, int parity_group = 0);
+
+// The plan's lost images for messages: "<ranks_word> [1] of iteration 10, ...".
+std::string lost_text(const PriorPlan& plan, std::string_view ranks_word);
 
 }  // namespace fx::detail

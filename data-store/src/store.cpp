@@ -305,8 +305,7 @@ DataStore::~DataStore() {
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   if (!init || fin) return;
-  impl_->settle_background();
-  release_own();
+  release_own();  // settles the background transfers first
 }
 
 void DataStore::release_own() {
