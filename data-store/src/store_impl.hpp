@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "hdf5_plugin.hpp"
 #include "image.hpp"
 #include "manifest.hpp"
 #include "plan.hpp"
@@ -129,6 +130,12 @@ struct DataStore::Impl {
   detail::Buffer scratch_a, scratch_b;
   bool warned_alone = false;
   std::vector<std::filesystem::path> retired_dirs;  // rank 0: HDF5 directories to remove next time
+  const detail::Hdf5Api* hdf5_plugin = nullptr;     // loaded at the first HDF5 file read or written
+
+  const detail::Hdf5Api& hdf5() {
+    if (hdf5_plugin == nullptr) hdf5_plugin = &detail::load_hdf5_plugin();
+    return *hdf5_plugin;
+  }
 
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }
