@@ -105,7 +105,9 @@ extra_=(${FX_MPIEXEC_ARGS:-})
 # MPI. Other programs: FX_DETECTOR_PERIOD / FX_DETECTOR_TIMEOUT as they are.
 mca=()
 prog=$(command -v "$1" 2>/dev/null || true)
+fx_program=0   # an fx program: answers --fx-print-launch, writes the start-up marks
 if [ -n "$prog" ] && [ -f "$prog" ] && grep -qa -- "--fx-print-launch" "$prog"; then
+  fx_program=1
   launch_out=$("$@" --fx-print-launch); launch_rc=$?
   # A configuration error: the program printed it; end as a rank would (2).
   [ "$launch_rc" -eq 0 ] || exit "$launch_rc"
@@ -131,6 +133,7 @@ fi
 # plain MPI program hangs the same way). So until then: a local rank (a
 # child of mpiexec) that disappears, or no complete start-up within
 # FX_STARTUP_TIMEOUT seconds (remote ranks), ends the job with verdict 4.
+# Only fx programs are watched (others write no marks).
 startup_timeout=${FX_STARTUP_TIMEOUT:-120}
 [[ "$startup_timeout" =~ ^[0-9]+$ ]] ||
   { echo "fx run: FX_STARTUP_TIMEOUT expects whole seconds, got '$startup_timeout'" >&2; exit 2; }
@@ -146,6 +149,8 @@ startup_count() { local f n=0; for f in "$status_file".up.*; do [ -e "$f" ] && n
 # Returns 1 when the job must end: a process was lost during start-up.
 startup_watch() {
   [ "$started" -eq 1 ] && return 0
+  # A plain MPI program (a baseline, a benchmark) writes no marks: not watched.
+  [ "$fx_program" -eq 1 ] || return 0
   local ups live now
   ups=$(startup_count)
   if [ "$ups" -ge "$total" ]; then started=1; return 0; fi

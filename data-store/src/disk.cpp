@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "hdf5_file.hpp"
 #include "store_impl.hpp"
 
 namespace fx {
@@ -32,7 +31,7 @@ void DataStore::Impl::write_hdf5(Slot& s) {
   const double t0 = now();
   try {
     dir = detail::make_version_dir(root(), s.iteration);
-    mine.bytes = detail::write_rank_file(dir, s.own_info, s.own.data());
+    mine.bytes = hdf5().write_rank_file(dir, s.own_info, s.own.data());
     commit_stats.hdf5_file_seconds = now() - t0;
     mine.digest = s.own_info.digest();
     mine.ok = 1;
@@ -164,7 +163,7 @@ bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
   const auto dir = root() / detail::version_dir_name(m.iteration);
   int ok = 1;
   try {
-    slot.own_info = detail::read_rank_file(dir, m, rank(), members, slot.own);
+    slot.own_info = hdf5().read_rank_file(dir, m, rank(), members, slot.own);
   } catch (const CheckpointError& e) {
     ok = 0;
     log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());

@@ -10,16 +10,14 @@
 
 #include <cstring>
 
-#include "checksum.hpp"
-
-#if FX_DATA_STORE_HDF5
 #include <hdf5.h>
-#endif
+
+#include "checksum.hpp"
+#include "hdf5_plugin.hpp"
 
 namespace fx::detail {
 namespace fs = std::filesystem;
 
-#if FX_DATA_STORE_HDF5
 namespace {
 
 // An HDF5 handle closed by its own close function.
@@ -208,8 +206,6 @@ std::string get_string(const Context& cx, hid_t obj, const char* name, const std
 
 }  // namespace
 
-bool hdf5_available() { return true; }
-
 std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const std::byte* image) {
   const fs::path final_path = dir / rank_file_name(info.rank);
   const fs::path tmp = dir / (rank_file_name(info.rank) + ".tmp");
@@ -373,22 +369,12 @@ ImageInfo read_rank_file_as_written(const fs::path& dir, const Manifest& manifes
   return read_file(dir, manifest, rank, nullptr, image);
 }
 
-#else  // built without HDF5
-
-bool hdf5_available() { return false; }
-
-std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo&, const std::byte*) {
-  FX_THROW(CheckpointError, fmt::format("{}: fx was built without HDF5 (FX_ENABLE_HDF5=OFF)", dir.string()));
-}
-
-ImageInfo read_rank_file(const fs::path& dir, const Manifest&, int, const std::vector<Member>&, Buffer&) {
-  FX_THROW(CheckpointError, fmt::format("{}: fx was built without HDF5 (FX_ENABLE_HDF5=OFF)", dir.string()));
-}
-
-ImageInfo read_rank_file_as_written(const fs::path& dir, const Manifest&, int, Buffer&) {
-  FX_THROW(CheckpointError, fmt::format("{}: fx was built without HDF5 (FX_ENABLE_HDF5=OFF)", dir.string()));
-}
-
-#endif
-
 }  // namespace fx::detail
+
+// The plugin's one exported symbol (everything else is hidden).
+extern "C" __attribute__((visibility("default"))) const fx::detail::Hdf5Api* fx_hdf5_api() {
+  static constexpr fx::detail::Hdf5Api api{fx::detail::kHdf5ApiVersion, &fx::detail::write_rank_file,
+                                           &fx::detail::read_rank_file,
+                                           &fx::detail::read_rank_file_as_written};
+  return &api;
+}

@@ -1,5 +1,6 @@
 #pragma once
-// One rank's HDF5 checkpoint file: a dataset per member with its type,
+// One rank's HDF5 checkpoint file (in the plugin libfx_hdf5.so: the data
+// store calls these through load_hdf5_plugin(), hdf5_plugin.hpp): a dataset per member with its type,
 // layout, extents, size and XXH3 checksum as attributes; the file carries
 // the format version, iteration, sequence, rank, rank count and member names.
 #include <fx/data_store/member.hpp>
@@ -13,8 +14,6 @@
 #include "manifest.hpp"
 
 namespace fx::detail {
-
-bool hdf5_available();
 
 // Write `image` (described by info) as dir/rank-<rank>.h5: a temporary
 // name, flushed, fsync'ed, made read-only for others, renamed (the

@@ -44,9 +44,6 @@ void make_dir(const fs::path& p) {
 
 }  // namespace
 
-std::string version_dir_name(std::int64_t iteration) { return fmt::format("iter-{:012d}", iteration); }
-std::string rank_file_name(int rank) { return fmt::format("rank-{:06d}.h5", rank); }
-
 std::optional<std::int64_t> parse_version_dir(const std::string& name) {
   constexpr std::string_view prefix = "iter-";
   if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
@@ -139,16 +136,6 @@ Manifest read_manifest(const fs::path& file, bool every_rank) {
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_manifest(ss.str(), file.string(), every_rank);
-}
-
-void sync_path(const fs::path& p, bool directory) {
-  const int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0 || ::fsync(fd) != 0) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
-    FX_THROW(CheckpointError, fmt::format("cannot fsync {}: {}", p.string(), std::strerror(err)));
-  }
-  ::close(fd);
 }
 
 void write_file_durably(const fs::path& file, const void* data, std::size_t n) {

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "paths.hpp"
+
 namespace fx::detail {
 
 constexpr int kDiskFormat = 1;
@@ -50,8 +52,6 @@ void write_manifest(const std::filesystem::path& version_dir, const Manifest& m,
 // renamed (the directory is not synced). Throws CheckpointError naming it.
 void write_file_durably(const std::filesystem::path& file, const void* data, std::size_t n);
 
-std::string version_dir_name(std::int64_t iteration);
-std::string rank_file_name(int rank);
 std::optional<std::int64_t> parse_version_dir(const std::string& name);
 
 struct VersionDir {
@@ -65,8 +65,6 @@ std::vector<VersionDir> list_versions(const std::filesystem::path& root);
 // Create root and a version directory (owner rwx, group rx): files are
 // never world-writable.
 std::filesystem::path make_version_dir(const std::filesystem::path& root, std::int64_t iteration);
-// Flush a file or directory to stable storage; throws CheckpointError.
-void sync_path(const std::filesystem::path& p, bool directory);
 
 // Retention after version `current` became complete, in three steps so
 // that no rank deletes the others' files (a file system may take long to

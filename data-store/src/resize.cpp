@@ -14,7 +14,6 @@
 #include <cstring>
 #include <map>
 
-#include "hdf5_file.hpp"
 #include "store_impl.hpp"
 #include "xor.hpp"
 
@@ -394,7 +393,7 @@ void DataStore::Impl::read_prior(const detail::Manifest& manifest, const std::ve
     if (!want[static_cast<std::size_t>(q)]) continue;
     try {
       auto& buf = out.received[q];
-      detail::read_rank_file_as_written(dir, manifest, q, buf);
+      hdf5().read_rank_file_as_written(dir, manifest, q, buf);
       out.at[q] = {buf.data(), buf.size()};
       out.moved += buf.size();
     } catch (const CheckpointError& e) {

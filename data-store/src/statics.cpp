@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <numeric>
 
 #include "store_impl.hpp"
@@ -33,35 +34,34 @@ std::vector<std::uint64_t> DataStore::Impl::static_sizes() const {
   return out;
 }
 
-// Headers first (both ways, so every receiver knows what to make room
-// for), then the members. Returns the bytes received.
-std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) {
+// The headers (both ways, so every receiver knows what to make room for).
+void DataStore::Impl::exchange_static_headers(std::vector<Stream>& streams) {
   const int r = rank();
   const std::size_t m = statics.size();
-  {
-    detail::Transfer t(comm, orphans);
-    for (auto& s : streams) {
-      if (s.from == r) {
-        s.sizes = s.owner == r ? static_sizes() : sc.held_sizes;
-        t.send(reinterpret_cast<const std::byte*>(s.sizes.data()), m * sizeof(std::uint64_t), s.to, s.tag);
-      } else if (s.to == r) {
-        s.sizes.assign(m, 0);
-        t.recv(reinterpret_cast<std::byte*>(s.sizes.data()), m * sizeof(std::uint64_t), s.from, s.tag);
-      }
-    }
-    t.wait();
-  }
-  // A new held copy lands beside the old one, which may still be sent.
-  std::uint64_t received = 0;
-  std::vector<detail::Buffer> incoming;
-  const Stream* held_stream = nullptr;
   detail::Transfer t(comm, orphans);
   for (auto& s : streams) {
-    if (s.to != r && s.from != r) continue;
+    if (s.from == r) {
+      s.sizes = s.owner == r ? static_sizes() : sc.held_sizes;
+      t.send(reinterpret_cast<const std::byte*>(s.sizes.data()), m * sizeof(std::uint64_t), s.to, s.tag);
+    } else if (s.to == r) {
+      s.sizes.assign(m, 0);
+      t.recv(reinterpret_cast<std::byte*>(s.sizes.data()), m * sizeof(std::uint64_t), s.from, s.tag);
+    }
+  }
+  t.wait();
+}
+
+// The members, straight from and into the app's memory; a held copy lands
+// in the returned buffers.
+detail::IncomingHeld DataStore::Impl::post_static_streams(const std::vector<Stream>& streams,
+                                                          detail::Transfer& t) {
+  const int r = rank();
+  const std::size_t m = statics.size();
+  detail::IncomingHeld in;
+  for (const auto& s : streams) {
     const bool held_in = s.to == r && s.owner != r;
     if (held_in) {
-      incoming.resize(m);
-      held_stream = &s;
+      in = {s.owner, s.sizes, std::vector<detail::Buffer>(m)};
     }
     for (std::size_t i = 0; i < m; ++i) {
       const std::size_t n = s.sizes[i];
@@ -69,8 +69,8 @@ std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) 
       if (s.to == r) {
         std::byte* dst = nullptr;
         if (held_in) {
-          incoming[i].reset(n);
-          dst = incoming[i].data();
+          in.buffers[i].reset(n);
+          dst = in.buffers[i].data();
         } else {
           if (n % statics[i].element != 0)
             FX_THROW(CheckpointError,
@@ -79,27 +79,55 @@ std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) 
           dst = statics[i].resize(n);
         }
         t.recv(dst, n, s.from, s.tag);
-      } else {
+      } else if (s.from == r) {
         const std::byte* src = s.owner == r ? statics[i].contents().first : sc.held[i].data();
         t.send(src, n, s.to, s.tag);
       }
     }
-    if (s.to == r) received += total(s.sizes);
   }
+  return in;
+}
+
+void DataStore::Impl::install_held(detail::IncomingHeld& in) {
+  sc.held = std::move(in.buffers);
+  sc.held_sizes = std::move(in.sizes);
+  sc.held_rank = in.owner;
+}
+
+// Streams of this rank, completed here. Returns the bytes received.
+std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) {
+  const int r = rank();
+  exchange_static_headers(streams);
+  detail::Transfer t(comm, orphans);
+  detail::IncomingHeld in = post_static_streams(streams, t);
   try {
     t.wait();
   } catch (...) {
-    keep_until_drained(incoming);
+    keep_until_drained(in.buffers);
     throw;
   }
-  for (const auto& s : streams)
-    if (s.to == r && s.owner == r) sc.own = true;
-  if (held_stream != nullptr) {
-    sc.held = std::move(incoming);
-    sc.held_sizes = held_stream->sizes;
-    sc.held_rank = held_stream->owner;
+  std::uint64_t received = 0;
+  for (const auto& s : streams) {
+    if (s.to != r) continue;
+    received += total(s.sizes);
+    if (s.owner == r) sc.own = true;
   }
+  if (in.owner >= 0) install_held(in);
   return received;
+}
+
+// Streams of this rank that only re-protect (held copies): the app may go
+// on meanwhile, as for the dynamic members' re-protection. The new held
+// copy replaces the old one once every transfer of this rank is done; on a
+// failure the old state stays and the next restore finds the copy missing.
+void DataStore::Impl::start_static_streams(std::vector<Stream>& streams) {
+  if (streams.empty()) return;
+  exchange_static_headers(streams);
+  detail::Transfer t(comm, orphans);
+  auto in = std::make_shared<detail::IncomingHeld>(post_static_streams(streams, t));
+  background.push_back({t.release(), [this, in] {
+                          if (in->owner >= 0) install_held(*in);
+                        }});
 }
 
 std::uint64_t DataStore::Impl::publish_statics() {
@@ -147,10 +175,12 @@ std::uint64_t DataStore::Impl::restore_statics() {
     if (all[static_cast<std::size_t>(b)][1] != q)
       streams.push_back({q, own ? q : h, b, detail::kTagStaticHeld, {}});
   }
-  std::vector<Stream> mine_only;
+  // A rank's own data before it resumes; the buddies' copies after.
+  std::vector<Stream> own, held;
   for (auto& s : streams)
-    if (s.from == r || s.to == r) mine_only.push_back(std::move(s));
-  const std::uint64_t received = run_static_streams(mine_only);
+    if (s.from == r || s.to == r) (s.owner == s.to ? own : held).push_back(std::move(s));
+  const std::uint64_t received = run_static_streams(own);
+  start_static_streams(held);
   sc.publish_due = !complete;
   if (!complete && r == 0)
     log::info("static members: some rank lost its data and its copy; published again at the next commit");

@@ -25,4 +25,12 @@ struct StaticStream {
   std::vector<std::uint64_t> sizes;  // the header: bytes of every member
 };
 
+// A held copy on its way in: it replaces StaticCopies::held only once
+// complete, since the old one may still be being sent.
+struct IncomingHeld {
+  int owner = -1;  // -1: none
+  std::vector<std::uint64_t> sizes;
+  std::vector<Buffer> buffers;
+};
+
 }  // namespace fx::detail

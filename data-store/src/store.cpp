@@ -297,6 +297,9 @@ DataStore::DataStore(CheckpointConfig options)
     FX_THROW(CheckpointError,
              fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
   }
+  // A missing HDF5 plugin is found at start, not at the first HDF5
+  // checkpoint (a restart alone loads it when a version is there to read).
+  if (options_.hdf5.every > 0) impl_->hdf5();
 }
 
 DataStore::~DataStore() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "hdf5_plugin.hpp"
 #include "image.hpp"
 #include "manifest.hpp"
 #include "plan.hpp"
@@ -129,6 +130,12 @@ struct DataStore::Impl {
   detail::Buffer scratch_a, scratch_b;
   bool warned_alone = false;
   std::vector<std::filesystem::path> retired_dirs;  // rank 0: HDF5 directories to remove next time
+  const detail::Hdf5Api* hdf5_plugin = nullptr;     // loaded at the first HDF5 file read or written
+
+  const detail::Hdf5Api& hdf5() {
+    if (hdf5_plugin == nullptr) hdf5_plugin = &detail::load_hdf5_plugin();
+    return *hdf5_plugin;
+  }
 
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }
@@ -207,7 +214,12 @@ struct DataStore::Impl {
   std::uint64_t restore_statics();
   void reset_statics(int size);  // the comm changed size: copies of another decomposition
   std::vector<std::uint64_t> static_sizes() const;
+  void exchange_static_headers(std::vector<detail::StaticStream>& streams);
+  detail::IncomingHeld post_static_streams(const std::vector<detail::StaticStream>& streams,
+                                           detail::Transfer& t);
   std::uint64_t run_static_streams(std::vector<detail::StaticStream>& streams);
+  void start_static_streams(std::vector<detail::StaticStream>& streams);  // completed in the background
+  void install_held(detail::IncomingHeld& in);
 
   // HDF5 level (disk.cpp)
   bool hdf5_due(std::int64_t sequence) const;

@@ -7,6 +7,10 @@
 
 namespace fx::detail {
 
+bool memory_on(const Config& cfg) {
+  return cfg.checkpoint.memory.every > 0 || cfg.checkpoint.memory.every_auto;
+}
+
 void cross_check(Walker& w, const YAML::Node& root, const Config& cfg) {
   const auto& det = cfg.detector;
   if (det.period_s == 0 && det.timeout_s > 0)
@@ -15,10 +19,13 @@ void cross_check(Walker& w, const YAML::Node& root, const Config& cfg) {
   if (det.period_s > 0 && det.timeout_s > 0 && det.timeout_s <= det.period_s)
     w.fail(node_at(root, "detector.timeout_s"), "detector.timeout_s",
            fmt::format("a timeout longer than detector.period_s ({})", det.period_s));
-  if (cfg.checkpoint.hdf5.every > 0 && cfg.checkpoint.memory.every == 0)
+  if (cfg.checkpoint.memory.every_auto && cfg.checkpoint.mtbf_s <= 0)
+    w.fail(node_at(root, "checkpoint.memory.every"), "checkpoint.memory.every",
+           "an interval >= 0, or auto together with checkpoint.mtbf_s > 0 (the interval is chosen from it)");
+  if (cfg.checkpoint.hdf5.every > 0 && !memory_on(cfg))
     w.fail(node_at(root, "checkpoint.hdf5.every"), "checkpoint.hdf5.every",
            "0 when checkpoint.memory.every is 0 (HDF5 takes every m-th memory checkpoint)");
-  if (cfg.checkpoint.node.every > 0 && cfg.checkpoint.memory.every == 0)
+  if (cfg.checkpoint.node.every > 0 && !memory_on(cfg))
     w.fail(node_at(root, "checkpoint.node.every"), "checkpoint.node.every",
            "0 when checkpoint.memory.every is 0 (node-local storage takes every m-th memory checkpoint)");
   if (cfg.reinit.enabled && cfg.recovery.on_exhausted == ExhaustedPolicy::shrink)
@@ -62,7 +69,7 @@ void validate_against_world(const Config& cfg, int world_size) {
   }
   const int active = world_size - spares;
   const auto& mem = cfg.checkpoint.memory;
-  if (mem.every > 0 && active > 1 && mem.buddy_distance % active == 0) {
+  if (detail::memory_on(cfg) && active > 1 && mem.buddy_distance % active == 0) {
     const auto o = cfg.origin_of("checkpoint.memory.buddy_distance");
     FX_THROW(ConfigError, o.position, o.key,
              fmt::format(
@@ -70,7 +77,7 @@ void validate_against_world(const Config& cfg, int world_size) {
                  "buddy), got '{}'",
                  active, mem.buddy_distance));
   }
-  if (mem.every > 0 && mem.scheme == MemoryScheme::parity && mem.parity_group > active) {
+  if (detail::memory_on(cfg) && mem.scheme == MemoryScheme::parity && mem.parity_group > active) {
     const auto o = cfg.origin_of("checkpoint.memory.parity_group");
     FX_THROW(ConfigError, o.position, o.key,
              fmt::format("expected at most the {} active ranks, got '{}'", active, mem.parity_group));

@@ -70,6 +70,23 @@ ConfigKey number(std::string path, Ref ref, bool open, std::string doc, std::str
   return echoing(std::move(k), ref);
 }
 
+// An interval >= 0 (0: off) or `auto`, which sets the flag `is_auto` gives.
+template <class Ref, class AutoRef>
+ConfigKey interval(std::string path, Ref ref, AutoRef is_auto, std::string doc) {
+  ConfigKey k =
+      entry(std::move(path), "int >= 0 \\| `auto`", fmt::format("{}", ref(defaults())), std::move(doc), "");
+  k.read = [ref, is_auto](Walker& w, const YAML::Node& v, const std::string& shown, Config& c) {
+    is_auto(c) = v.IsScalar() && v.Scalar() == "auto";
+    if (!is_auto(c))
+      ref(c) = static_cast<int>(
+          w.integer(v, shown, 0, std::numeric_limits<int>::max(), "an interval >= 0 (0: off) or auto"));
+  };
+  k.echo = [ref, is_auto](const Config& c) {
+    return is_auto(c) ? YAML::Node(std::string("auto")) : YAML::Node(ref(c));
+  };
+  return k;
+}
+
 template <class Ref>
 ConfigKey boolean(std::string path, Ref ref, std::string doc) {
   ConfigKey k = entry(std::move(path), "bool", ref(defaults()) ? "true" : "false", std::move(doc), "");
@@ -167,8 +184,8 @@ std::vector<ConfigKey> make_schema() {
              "FX_DETECTOR_PERIOD"),
       number("detector.timeout_s", FX_MEMBER(detector.timeout_s), false, "heartbeat timeout (0: 4 x period)",
              "FX_DETECTOR_TIMEOUT"),
-      integer("checkpoint.memory.every", FX_MEMBER(checkpoint.memory.every), 0, "an interval >= 0 (0: off)",
-              "commit a version every k iterations"),
+      interval("checkpoint.memory.every", FX_MEMBER(checkpoint.memory.every),
+               FX_MEMBER(checkpoint.memory.every_auto), "commit a version every k iterations"),
       integer("checkpoint.memory.buddy_distance", FX_MEMBER(checkpoint.memory.buddy_distance), 1,
               "a distance >= 1", "rank r's copy lives on rank (r + d) mod N"),
       named<MemoryScheme>("checkpoint.memory.scheme", FX_MEMBER(checkpoint.memory.scheme),
@@ -195,6 +212,8 @@ std::vector<ConfigKey> make_schema() {
               "a new run restarts from the newest valid version"),
       named<UnusablePolicy>("checkpoint.hdf5.on_unusable", FX_MEMBER(checkpoint.hdf5.on_unusable),
                             "versions on disk but none usable: start from scratch, or stop"),
+      number("checkpoint.mtbf_s", FX_MEMBER(checkpoint.mtbf_s), false,
+             "the job's mean time between failures, for every: auto"),
       integer("tryblock.soft_retries", FX_MEMBER(tryblock.soft_retries), 0, "an integer >= 0",
               "retries of a block that reports a soft error"),
       number("tryblock.timeout_s", FX_MEMBER(tryblock.timeout_s), true, "bound on the waits inside a block"),

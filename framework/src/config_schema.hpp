@@ -52,6 +52,8 @@ bool parse_action(std::string text, InjectAction& out);
 YAML::Node parse_inject_env(const std::string& text);
 
 // config_checks.cpp
+// The memory level commits in the step loop (a fixed or an auto interval).
+bool memory_on(const Config& cfg);
 void cross_check(Walker& w, const YAML::Node& root, const Config& cfg);
 void check_paths(const Config& cfg);
 

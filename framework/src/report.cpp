@@ -148,6 +148,12 @@ void Report::set_config(const Config& config, int active, int spares, int world_
   if (platform_.hostname.empty()) platform_ = detect_platform();
 }
 
+void Report::set_checkpoint_interval(int next_interval, double expected_waste) {
+  if (checkpoints_.empty()) return;
+  checkpoints_.back().next_interval = next_interval;
+  checkpoints_.back().expected_waste = expected_waste;
+}
+
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
 void Report::set_real_result(const std::string& key, double value) {
   results_[key] = fmt::format("{}", value);
@@ -235,6 +241,10 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "bytes" << YAML::Value << c.bytes;
     out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
     out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
+    if (c.next_interval > 0) {
+      out << YAML::Key << "next_interval" << YAML::Value << c.next_interval;
+      out << YAML::Key << "expected_waste" << YAML::Value << num(c.expected_waste);
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -310,7 +320,9 @@ void Report::adopt_history(const std::string& yaml) {
   for (const auto& c : r["checkpoints"]) {
     checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(),
                             enum_of<CheckpointLevel>(c, "level"), c["bytes"].as<std::uint64_t>(),
-                            c["seconds"].as<double>(), c["bandwidth"].as<double>()});
+                            c["seconds"].as<double>(), c["bandwidth"].as<double>(),
+                            c["next_interval"] ? c["next_interval"].as<int>() : 0,
+                            c["expected_waste"] ? c["expected_waste"].as<double>() : 0});
   }
   tryblocks_.clear();
   for (const auto& t : r["tryblocks"]) {
@@ -402,6 +414,12 @@ std::string Report::summary() const {
                      bytes_text(bytes / static_cast<double>(n)), secs / static_cast<double>(n) * 1e3,
                      bytes_text(secs > 0 ? bytes / secs : 0)));
   }
+  const auto chosen = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
+                                   [](const CheckpointRecord& c) { return c.next_interval > 0; });
+  if (chosen != checkpoints_.rend())
+    line(fmt::format(
+        "  checkpoint interval (auto): every {} iterations after iteration {}, expected waste {:.1f} %",
+        chosen->next_interval, chosen->iteration, chosen->expected_waste * 100));
   if (!tryblocks_.empty()) {
     const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(), [](const TryBlockRecord& t) {
       return t.outcome == TryBlockOutcome::committed;

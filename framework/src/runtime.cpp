@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "deadline.hpp"
@@ -239,6 +240,7 @@ void Runtime::resize() {
     log::info("resize on {} ranks: starting again at iteration {}", logical_size(), iteration_);
   }
   recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
+  sync_interval();
 }
 
 void Runtime::restore_or_initialize() {
@@ -256,6 +258,7 @@ void Runtime::restore_or_initialize() {
   }
   iteration_ = restored.value_or(0);
   recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
+  sync_interval();
   stage_ = Stage::steps;
 }
 
@@ -265,15 +268,17 @@ std::optional<std::int64_t> Runtime::restore_checkpoint() {
   const std::optional<std::int64_t> it = store_->restore();
   recorder_.restored(now() - t, it.value_or(0), it ? store_->last_restore_level() : CheckpointLevel::none);
   if (it) iteration_ = *it;
+  sync_interval();
   return it;
 }
 
 // The step loop up to the app's last step; returns the seconds spent in
 // checkpoints.
 double Runtime::steps() {
-  const int every = config_.checkpoint.memory.every;
   bool first = true;
   double t_ckpt = 0;
+  double t_mark = now();  // since the last commit (or the resume): the step time
+  int stepped = 0;
   while (true) {
     check_world_watch();
     fault_point(Phase::compute);
@@ -283,13 +288,36 @@ double Runtime::steps() {
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);
+    ++stepped;
     if (done) return t_ckpt;
-    if (every > 0 && iteration_ % every == 0) {
+    if (interval_.due(iteration_)) {
       const double tc = now();
       checkpoint(iteration_);
       t_ckpt += now() - tc;
+      if (interval_.automatic()) choose_interval(now() - tc, (tc - t_mark) / stepped);
+      t_mark = now();
+      stepped = 0;
     }
   }
+}
+
+// Every rank picks the same next commit from what all measured (maxima).
+void Runtime::choose_interval(double commit_s, double step_s) {
+  std::array<double, 4> m{commit_s, step_s, recorder_.since_start(), static_cast<double>(recoveries_)};
+  app_comm().allreduce(m.data(), m.data(), m.size(), MPI_MAX);
+  const int before = interval_.every();
+  const auto& c = interval_.committed(iteration_, {m[0], m[1], m[2], static_cast<int>(m[3])});
+  report_.set_checkpoint_interval(c.every, c.waste);
+  if (c.every != before)
+    log::info(
+        "checkpoint interval (auto): every {} iterations (commit {:.2f} ms, step {:.2f} ms, MTBF {:.1f} s: "
+        "Daly's optimum; expected waste {:.1f} %)",
+        c.every, c.commit_s * 1e3, c.step_s * 1e3, c.mtbf_s, c.waste * 100);
+}
+
+// A recovered rank has no interval of its own yet: it takes the survivors'.
+void Runtime::sync_interval() {
+  if (interval_.automatic()) interval_.resumed(iteration_, app_comm().allreduce(interval_.every(), MPI_MAX));
 }
 
 // Versions had been committed and none survives: days of work may be gone,

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_interval.hpp"
 #include "comm_registry.hpp"
 #include "history_handover.hpp"
 #include "membership.hpp"
@@ -104,11 +105,13 @@ class Runtime final : public RuntimeServices {
   void prepare();     // what the Stage says, up to the steps
   void resize();
   void restore_or_initialize();
-  double steps();                              // returns the seconds spent in checkpoints
-  void check_world(int rc, const char* call);  // a failed call on the world: repair
-  bool idle_as_spare();                        // true: released; false: woken by a failure
-  void on_error(const std::exception& e);      // one no repair can fix
-  void recover();                              // repair + roles + bookkeeping
+  double steps();                                        // returns the seconds spent in checkpoints
+  void choose_interval(double commit_s, double step_s);  // every: auto, after a commit
+  void sync_interval();                                  // every: auto, after a restore
+  void check_world(int rc, const char* call);            // a failed call on the world: repair
+  bool idle_as_spare();                                  // true: released; false: woken by a failure
+  void on_error(const std::exception& e);                // one no repair can fix
+  void recover();                                        // repair + roles + bookkeeping
   RepairResult repair_world();
   void end_if_fatal(const RepairResult& res);
   void end_if_exhausted(const RepairResult& res);
@@ -128,6 +131,8 @@ class Runtime final : public RuntimeServices {
   Report report_;
   Injector injector_;
   ProgressStamp progress_;  // for the supervisor's watchdog
+  CheckpointInterval interval_{config_.checkpoint.memory.every, config_.checkpoint.memory.every_auto,
+                               config_.checkpoint.mtbf_s};
   Watch watch_;
 
   Membership members_;

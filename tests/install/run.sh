@@ -60,3 +60,15 @@ got=$(grep -o 'sum [0-9]*' "$work/kill.out")
 [ -n "$want" ] && [ "$want" = "$got" ] ||
   { echo "install: answer after the kill '$got' differs from the failure-free '$want'" >&2; exit 1; }
 echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survived with exit 3, $got both times"
+
+# The HDF5 level through the installed plugin: the installed env.sh points
+# FX_HDF5_PLUGIN at the prefix's copy, and a run with HDF5 checkpoints
+# writes its files.
+plugin=$(unset FX_HDF5_PLUGIN; source "$work/prefix/libexec/fx/env.sh" && echo "$FX_HDF5_PLUGIN")
+[ "$plugin" = "$work/prefix/lib/fx/libfx_hdf5.so" ] && [ -f "$plugin" ] ||
+  { echo "install: the installed env.sh names the HDF5 plugin '$plugin', not an installed file" >&2; exit 1; }
+FX_INJECT= FX_CFG_CHECKPOINT__HDF5__EVERY=2 FX_CFG_CHECKPOINT__HDF5__DIRECTORY="$work/h5" \
+  "$run" -n 3 -s 1 -t 60 "$app" > "$work/hdf5.out" 2>&1 || { cat "$work/hdf5.out"; exit 1; }
+files=$(find "$work/h5" -name 'rank-*.h5' | wc -l)
+[ "$files" -gt 0 ] || { cat "$work/hdf5.out"; echo "install: no HDF5 file written through $plugin" >&2; exit 1; }
+echo "install: the HDF5 level ran through the installed plugin ($files rank files kept)"

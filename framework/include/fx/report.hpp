@@ -58,6 +58,10 @@ struct CheckpointRecord {
   std::uint64_t bytes = 0;  // per rank
   double seconds = 0;
   double bandwidth = 0;  // bytes / seconds
+  // checkpoint.memory.every: auto: the interval chosen after this commit
+  // (iterations; 0: a fixed interval) and its expected waste (a fraction).
+  int next_interval = 0;
+  double expected_waste = 0;
 };
 
 struct TryBlockRecord {
@@ -106,6 +110,7 @@ class Report {
   void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
+  void set_checkpoint_interval(int next_interval, double expected_waste);  // of the last checkpoint
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
   void set_placement(Placement p) { placement_ = std::move(p); }
   const Placement& placement() const { return placement_; }

@@ -80,7 +80,7 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:2:3: checkpoint.memroy: expected one of memory, node, hdf5 (did you mean 'memory'?), got 'memroy'"},
+     "{f}:2:3: checkpoint.memroy: expected one of memory, node, hdf5, mtbf_s (did you mean 'memory'?), got 'memroy'"},
     {"unknown_key_no_suggestion",
      "recovery:\n  bananas: 3\n",
      {},
@@ -106,7 +106,15 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off), got '[1]'"},
+     "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off) or auto, got '[1]'"},
+    {"auto_interval_without_mtbf",
+     "checkpoint:\n  memory:\n    every: auto\n",
+     {},
+     {},
+     0,
+     "{f}:3:12: checkpoint.memory.every: expected an interval >= 0, or auto together with checkpoint.mtbf_s "
+     "> 0 "
+     "(the interval is chosen from it), got 'auto'"},
     {"bool_is_maybe",
      "checkpoint:\n  hdf5:\n    restart: maybe\n",
      {},
@@ -138,7 +146,7 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off), got '-5'"},
+     "{f}:3:12: checkpoint.memory.every: expected an interval >= 0 (0: off) or auto, got '-5'"},
     {"zero_timeout",
      "recovery:\n  timeout_s: 0\n",
      {},
@@ -424,7 +432,7 @@ const std::vector<BadCase> kCases = {
      {},
      {"checkpoint.memroy.every=3"},
      0,
-     "--fx-set: checkpoint.memroy: expected one of memory, node, hdf5 (did you mean 'memory'?), got "
+     "--fx-set: checkpoint.memroy: expected one of memory, node, hdf5, mtbf_s (did you mean 'memory'?), got "
      "'memroy'"},
     {"set_wrong_type",
      "spares: 1\n",

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "hdf5_file.hpp"
+#include "hdf5_plugin.hpp"
 #include "tmp_dir.hpp"
 
 #if FX_DATA_STORE_HDF5
@@ -15,6 +15,10 @@ namespace fs = std::filesystem;
 using fx::detail::Buffer;
 using fx::detail::ImageInfo;
 using fx::detail::Manifest;
+
+// The plugin the data store loads (its errors are caught here as
+// fx::CheckpointError, thrown from the plugin).
+const fx::detail::Hdf5Api& h5() { return fx::detail::load_hdf5_plugin(); }
 
 // A rank's state with a recognisable byte pattern to find in the file.
 struct State {
@@ -54,7 +58,7 @@ Written write(const fs::path& root, const State& s, std::int64_t it, int rank, i
   w.manifest.sequence = 2;
   w.manifest.rank_count = size;
   w.manifest.files.resize(static_cast<std::size_t>(size));
-  const auto bytes = fx::detail::write_rank_file(w.dir, info, image.data());
+  const auto bytes = h5().write_rank_file(w.dir, info, image.data());
   w.manifest.files[static_cast<std::size_t>(rank)] = {rank, fx::detail::rank_file_name(rank), bytes,
                                                       info.digest()};
   return w;
@@ -63,7 +67,7 @@ Written write(const fs::path& root, const State& s, std::int64_t it, int rank, i
 std::string read_error(const Written& w, int rank, const std::vector<fx::Member>& members) {
   Buffer image;
   try {
-    fx::detail::read_rank_file(w.dir, w.manifest, rank, members, image);
+    h5().read_rank_file(w.dir, w.manifest, rank, members, image);
   } catch (const fx::CheckpointError& e) {
     return e.what();
   }
@@ -94,7 +98,7 @@ TEST(Hdf5File, RoundTripWithAttributes) {
 
   State b(0);
   Buffer image;
-  const ImageInfo info = fx::detail::read_rank_file(w.dir, w.manifest, 1, b.members, image);
+  const ImageInfo info = h5().read_rank_file(w.dir, w.manifest, 1, b.members, image);
   EXPECT_EQ(info.iteration, 40);
   EXPECT_EQ(info.sequence, 2);
   fx::detail::unpack_image(info, image.data(), b.members, "x");
@@ -179,7 +183,7 @@ TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
   State a(7);
   Written w = write(tmp.path(), a, 40, 2, 4);
   Buffer image;
-  const ImageInfo info = fx::detail::read_rank_file_as_written(w.dir, w.manifest, 2, image);
+  const ImageInfo info = h5().read_rank_file_as_written(w.dir, w.manifest, 2, image);
   EXPECT_EQ(info.rank, 2);
   EXPECT_EQ(info.size, 4);
   ASSERT_EQ(info.members.size(), 4u);
@@ -192,7 +196,7 @@ TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
       reinterpret_cast<const double*>(image.data() + info.payload_offset + info.members[1].offset);
   EXPECT_TRUE(std::equal(a.field.begin(), a.field.end(), field));
   w.manifest.files[2].checksum ^= 1;
-  EXPECT_THROW(fx::detail::read_rank_file_as_written(w.dir, w.manifest, 2, image), fx::CheckpointError);
+  EXPECT_THROW(h5().read_rank_file_as_written(w.dir, w.manifest, 2, image), fx::CheckpointError);
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ enum class MemoryScheme { buddy, parity };
 enum class UnusablePolicy { fresh, stop };
 
 struct MemoryCheckpointConfig {
-  int every = 0;           // commit every k iterations (0: off)
-  int buddy_distance = 1;  // buddy of logical rank r holds r's copy: r + distance
+  int every = 0;            // commit every k iterations (0: off)
+  bool every_auto = false;  // every: auto, the runtime picks k from the commit cost and the MTBF
+  int buddy_distance = 1;   // buddy of logical rank r holds r's copy: r + distance
   MemoryScheme scheme = MemoryScheme::buddy;
   int parity_group = 4;  // parity: ranks per XOR group (>= 2; the last group takes the rest)
   int depth = 2;         // versions kept
@@ -38,6 +39,7 @@ struct NodeCheckpointConfig {
 };
 
 struct CheckpointConfig {
+  double mtbf_s = 0;  // the job's mean time between failures, for every: auto (0: unknown)
   MemoryCheckpointConfig memory;
   NodeCheckpointConfig node;
   Hdf5CheckpointConfig hdf5;

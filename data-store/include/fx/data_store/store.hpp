@@ -34,7 +34,8 @@ struct CheckpointStats {
                                  // the rest: agreement, manifest, retention
   // Static members (add_static) this call sent (commit: to the buddy, at
   // the first commit after registration only) or received (restore: a
-  // recovered rank's own, or the copy it now holds for its buddy).
+  // recovered rank's own data; the copies re-made for buddies arrive after
+  // restore() returns, alongside the app's next steps).
   std::uint64_t static_bytes_sent = 0;
   std::uint64_t static_bytes_received = 0;
   int old_size = 0;  // restore_resized: the rank count that wrote the version (else 0)
@@ -92,7 +93,8 @@ class DataStore {
   // make_static_member: data written once (e.g. an assembled matrix) that
   // the first commit after registration copies to the buddy and later
   // commits skip. restore() gives it back to a recovered rank (resized to
-  // fit) and re-creates the buddy copies; a rank it could not come back to
+  // fit) before it returns, and re-creates the buddy copies in the
+  // background (done by the next commit); a rank it could not come back to
   // (the buddy was lost too, an HDF5 restore, a resize) keeps whatever the
   // app's own memory holds: the app recomputes when it finds it empty.
   // Static members are not written to HDF5.
