@@ -27,9 +27,11 @@
 # ranks over n fresh test hosts (scripts/testhosts.sh, made and removed by
 # scripts/with_testhosts.sh, which also fails the test when a process is
 # left on a host), the last SPARE_HOSTS kept for `--supervise --spare-hosts`;
-# HOST_EVENTS lose a host at a deterministic point ("file:GLOB|kill|fxt2":
-# once a file such as a checkpoint's manifest exists). Skipped (77) where
-# test hosts cannot be made.
+# HOST_EVENTS lose hosts at a deterministic point ("file:GLOB|kill|host2":
+# once a file such as a checkpoint's manifest exists; "stopped|kill|host2":
+# once a process there froze at an injected SIGSTOP; "...|kill|host1,host2":
+# both together), one after the other. Skipped (77) where test hosts cannot
+# be made.
 #
 # BASELINE: the end-to-end form (tests/e2e/miniapps/run_case.sh). The plain
 # baseline runs failure-free on BASELINE_NP (default NP) ranks, then the
@@ -131,16 +133,13 @@ endmacro()
 
 # fx_add_mpi_test's command through expect_exit.sh (reads its caller's arg_*).
 # The launcher's limit fires first (test hosts take a few seconds to make and
-# remove; a supervised job may launch twice within it).
+# remove; under --supervise it bounds every attempt together).
 macro(_fx_launch_command out)
   set(margin 8)
   if(arg_HOSTS)
     set(margin 16)
   endif()
   math(EXPR inner "${arg_TIMEOUT} - ${margin}")
-  if("--supervise" IN_LIST arg_LAUNCH_ARGS)
-    math(EXPR inner "${inner} / 2")
-  endif()
   if(inner LESS 5)
     message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} leaves the launcher under 5 s")
   endif()

@@ -228,14 +228,21 @@ struct DataStore::Impl {
   // Node-local level (node_level.cpp)
   bool node_due(std::int64_t sequence) const;
   std::filesystem::path node_root() const;  // directory with {host} replaced
-  void write_node(detail::Slot& s);         // sets commit_stats.node_seconds
+  // Sets commit_stats.node_seconds; `written` runs once this rank's files
+  // are written, before the agreement (the store's node_write fault point).
+  void write_node(detail::Slot& s, const std::function<void()>& written);
   // The newest version complete on the live hosts, when not older than
-  // `at_least`. Collective.
+  // `at_least`. Collective. Sets node_lost when there were marked files
+  // but no version was complete.
   std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
   // Versions above `iteration` in this rank's node directory are an
   // abandoned future: removed (not collective).
   void drop_node_above(std::int64_t iteration);
   std::filesystem::path root() const { return options.hdf5.directory; }
+  std::vector<int> node_lost;  // restore_node: the newest version's ranks found nowhere
+  // restore(): where this rank's time went, step by step (seconds), for the
+  // node level's log line.
+  std::vector<std::pair<const char*, double>> restore_steps;
 };
 
 }  // namespace fx
