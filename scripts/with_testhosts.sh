@@ -79,7 +79,9 @@ for ev in "${events[@]}"; do
       what="a process on ${hosts[0]} is stopped" ;;
     *) echo "with_testhosts: unknown event condition '$when'" >&2; exit 2 ;;
   esac
-  echo "with_testhosts: $what: $action ${hosts[*]} (monotonic $(cut -d' ' -f1 /proc/uptime) s)"
+  # The wall clock at the event (bash's EPOCHREALTIME, microseconds, no
+  # fork): benchmarks subtract it from other clocks' readings.
+  echo "with_testhosts: $what: $action ${hosts[*]} (at realtime $EPOCHREALTIME)"
   case "$action" in
     kill) "$th" kill "${hosts[@]}" ;;
     silence)

@@ -362,13 +362,9 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   }
   adopt(std::move(slot), it, plan.sequence);
   mark("adopt");
-  std::string steps;
   double total = 0;
-  for (const auto& [step, seconds] : restore_steps) {
-    steps += fmt::format("{}{} {:.1f}", steps.empty() ? "" : ", ", step, seconds * 1e3);
-    total += seconds;
-  }
-  log::debug("node-local restore on this rank: {:.2f} ms ({} ms)", total * 1e3, steps);
+  const std::string steps = restore_steps_text(total);
+  log::debug("node-local restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
   if (r == 0) {
     int own = 0, moved = 0;
     for (int q = 0; q < n; ++q) {
@@ -377,7 +373,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     }
     const std::string text = fmt::format(
         "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
-        "another rank) in {:.2f} ms ({} ms)",
+        "another rank) in {:.2f} ms ({})",
         it, own, n - own, moved, total * 1e3, steps);
     if (fallback)
       log::warn("{}", text);

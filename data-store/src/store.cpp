@@ -172,6 +172,16 @@ int DataStore::Impl::agree(int flag) {
   return comm.agree(flag);
 }
 
+std::string DataStore::Impl::restore_steps_text(double& total) const {
+  std::string text;
+  total = 0;
+  for (const auto& [step, seconds] : restore_steps) {
+    text += fmt::format("{}{} {:.1f}", text.empty() ? "" : ", ", step, seconds * 1e3);
+    total += seconds;
+  }
+  return text + " ms";
+}
+
 // ---------------------------------------------------- background requests
 
 void DataStore::Impl::drain_orphans() {

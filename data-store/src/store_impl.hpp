@@ -176,7 +176,7 @@ struct DataStore::Impl {
   // Redundancy (redundancy.cpp); collective. Return false when some rank
   // of the exchange had no image to give (its pack failed).
   bool protect(detail::Slot& s, bool mine_ok);
-  bool protect_buddy(detail::Slot& s, bool mine_ok);
+  bool protect_buddy(detail::Slot& s, bool mine_ok, bool in_background);
   bool protect_parity(detail::Slot& s, bool mine_ok);
   // Members' host memory onto transparent huge pages before an unpack
   // touches it first.
@@ -222,7 +222,8 @@ struct DataStore::Impl {
   // adopt() for HDF5 version `m`, logged with the time since `since`.
   void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback, double since);
   // A version read back from a lower level (own image in `slot`) becomes
-  // the only one, re-protected in memory at once. Collective.
+  // the only one, re-protected in memory (buddy copies in the background:
+  // until they arrive, the level it came from still holds it). Collective.
   void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
 
   // Node-local level (node_level.cpp)
@@ -243,6 +244,8 @@ struct DataStore::Impl {
   // restore(): where this rank's time went, step by step (seconds), for the
   // node level's log line.
   std::vector<std::pair<const char*, double>> restore_steps;
+  // "arrival 12.0, inventory 3.1, ... ms" and their sum (seconds).
+  std::string restore_steps_text(double& total) const;
 };
 
 }  // namespace fx
