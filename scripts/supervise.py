@@ -9,9 +9,10 @@ Open MPI 5's runtime ends the whole job when a node daemon dies, and a host
 that goes silent leaves mpiexec waiting forever. The supervisor runs the job
 through the launcher on the hostfile's first hosts (the last K are spare
 hosts) and, when the job ends without a verdict of its own, ends with a
-lost-daemon message, or makes no progress for the watchdog period, probes
-every host with one parallel ssh round (a host ssh cannot reach is lost),
-ends every leftover process of the job on the live hosts, and launches it
+lost-daemon message (it does not wait for Open MPI's teardown), or makes no
+progress for the watchdog period, probes every host's sshd at once (a host
+that refuses or does not answer is lost), ends every leftover process of the
+job on the live hosts (one ssh round, beside the relaunch), and launches it
 again with the same rank count: a spare host takes each lost host's place
 in the list (so the ranks of live hosts stay where their node-local
 checkpoints are), and with no spare host left the live hosts take more
@@ -109,6 +110,36 @@ def sweep_all(hosts, nspace, program, timeout):
     return [h for h, ok in zip(hosts, answered) if not ok]
 
 
+def reachable(host, timeout):
+    """Whether the host's sshd accepts a TCP connection within `timeout`
+    seconds (the address and port ssh would use): a lost host refuses it or
+    does not answer. Milliseconds, where a whole ssh round takes a second on
+    a loaded machine."""
+    name, port = host, 22
+    try:
+        cfg = subprocess.run(ssh_command() + ["-G", host], capture_output=True, text=True, timeout=5).stdout
+        for line in cfg.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "hostname":
+                name = value
+            elif key == "port":
+                port = int(value)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    try:
+        with socket.create_connection((name, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def probe_all(hosts, timeout):
+    """Every host at once; returns the ones that are lost."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        up = list(pool.map(lambda h: reachable(h, timeout), hosts))
+    return [h for h, ok in zip(hosts, up) if not ok]
+
+
 class Attempt:
     """One launch of the job through the launcher, watched."""
 
@@ -129,13 +160,16 @@ class Attempt:
             for host, slots in self.hosts:
                 f.write(f"{host} {slots or ''}\n")
 
-    def nspace(self):
+    def mpiexec_pid(self):
         try:
             with open(self.info) as f:
-                pid = f.read().split("mpiexec_pid=", 1)[1].split()[0]
-            return f"prterun-{socket.gethostname()}-{pid}"
-        except (OSError, IndexError):
-            return ""
+                return int(f.read().split("mpiexec_pid=", 1)[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def nspace(self):
+        pid = self.mpiexec_pid()
+        return f"prterun-{socket.gethostname()}-{pid}" if pid else ""
 
 
 def with_time_limit(launch_args, seconds):
@@ -170,9 +204,16 @@ def run_attempt(att, launch_args, env, watchdog):
     last_progress = time.monotonic()
     seen = None
     hung = False
+    lost_at = None
     while proc.poll() is None:
-        time.sleep(0.1)
+        time.sleep(0.05)
         drain(proc, att)
+        if any(m in line for line in att.stderr_tail[-40:] for m in LOST_DAEMON):
+            # Open MPI's runtime has lost a daemon and ends the job: the
+            # attempt is over now (its leftovers are swept by namespace).
+            lost_at = time.monotonic()
+            end_launcher(proc, att)
+            break
         try:
             stamp = os.stat(att.progress).st_mtime
         except OSError:
@@ -190,7 +231,7 @@ def run_attempt(att, launch_args, env, watchdog):
             break
     proc.wait()
     drain(proc, att)
-    att.t_end = time.monotonic()
+    att.t_end = lost_at or time.monotonic()
     att.code = proc.returncode
     att.first_step = first_step(att.progress)
     text = "\n".join(att.stderr_tail)
@@ -201,6 +242,22 @@ def run_attempt(att, launch_args, env, watchdog):
     elif att.code not in (0, 1, 2, 3, 4, 124):
         att.reason = "no verdict"
     return att
+
+
+def end_launcher(proc, att):
+    """Stop an attempt's launcher and its mpiexec (in a session of its own)."""
+    pid = att.mpiexec_pid()
+    for kill in ((lambda: os.kill(pid, signal.SIGKILL)) if pid else None,
+                 lambda: os.killpg(proc.pid, signal.SIGTERM)):
+        try:
+            if kill:
+                kill()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def first_step(progress):
@@ -246,7 +303,7 @@ def merge_report(path, attempts, relaunches, code):
             "exit_code": a.code,
             "ended_by": a.reason or "verdict",
             "dead_hosts": a.dead,
-            "seconds": {"run": round(a.t_end - a.t_start, 3), "sweep": round(a.sweep_s, 3)},
+            "seconds": {"run": round(a.t_end - a.t_start, 3), "probe": round(a.probe_s, 3)},
             # CLOCK_MONOTONIC: the launch, its end, and the first step it made.
             "started_at": round(a.t_start, 6),
             "ended_at": round(a.t_end, 6),
@@ -287,6 +344,8 @@ def main():
     env.pop("FX_HOSTFILE", None)
 
     attempts = []
+    sweeps = []  # (attempt, future): leftovers ended beside the next launch
+    sweeper = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     dead = set()
     t0 = time.monotonic()
     limit = time_limit(launch_args)
@@ -297,26 +356,28 @@ def main():
             attempts[-1].code = 124
             break
         att = Attempt(len(attempts) + 1, active, workdir)
-        att.dead, att.sweep_s = [], 0.0
+        att.dead, att.probe_s = [], 0.0
         attempts.append(att)
         say(f"attempt {att.number} on {' '.join(h for h, _ in active)}"
             + (f" (spare hosts: {' '.join(h for h, _ in spare)})" if spare else ""))
         run_attempt(att, with_time_limit(launch_args, left), env, ours.watchdog)
         if not att.reason and att.code != 4:
             break
-        # Which hosts are gone? One parallel ssh round probes every host and
-        # ends the job's leftovers on those that answer (a verdict 4 can come
-        # from ranks the runtime was killing when a daemon died: sweep then
-        # too). The host Open MPI names is probed as well: it names only the
-        # first it lost, and a daemon can fail to start on a live host.
+        # Which hosts are gone? One parallel probe of every host's sshd (the
+        # host Open MPI names too: it names only the first it lost, and a
+        # daemon can fail to start on a live host). The job's leftovers on
+        # the live hosts are ended by one ssh round beside the next launch
+        # (which has a PMIx namespace of its own).
         hosts = [h for h, _ in active]
         named = []
         if att.reason == "lost daemon":
             named = [h for h in dict.fromkeys(NAMED_HOST.findall("\n".join(att.stderr_tail))) if h in hosts]
         t = time.monotonic()
-        lost = sweep_all(hosts, att.nspace(), program, ours.probe_timeout)
-        att.sweep_s = time.monotonic() - t
+        lost = probe_all(hosts, ours.probe_timeout)
+        att.probe_s = time.monotonic() - t
         att.dead = lost
+        sweeps.append((att, sweeper.submit(sweep_all, [h for h in hosts if h not in lost], att.nspace(), program,
+                                           ours.probe_timeout)))
         if not lost and not att.reason:
             break  # a verdict 4 of the application's own
         dead.update(lost)
@@ -334,7 +395,7 @@ def main():
             f"{att.t_end - att.t_start:.2f} s after it started; "
             + (f"lost host(s): {' '.join(lost)}" if lost else "every host answers")
             + (f" ({' '.join(named)} named by Open MPI)" if named else "")
-            + f"; probe and leftovers on {len(live)} live host(s): {att.sweep_s * 1e3:.0f} ms")
+            + f"; probe of {len(hosts)} host(s): {att.probe_s * 1e3:.0f} ms")
         if len(attempts) > ours.max_relaunches:
             say(f"--max-relaunches {ours.max_relaunches} reached; giving up")
             att.code = 4
@@ -345,6 +406,11 @@ def main():
             break
         active = replaced
 
+    for att, future in sweeps:
+        silent = future.result()
+        if silent:
+            say(f"attempt {att.number}: host(s) {' '.join(silent)} took its probe but not the ssh sweep of its leftovers")
+    sweeper.shutdown()
     relaunches = len(attempts) - 1
     code = attempts[-1].code
     if relaunches and code == 0:

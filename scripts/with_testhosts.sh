@@ -92,6 +92,7 @@ for ev in "${events[@]}"; do
 done
 wait "$job"; rc=$?
 job=""
+"$th" disconnect   # the shared ssh connections' sessions are not the job's
 sleep 0.5   # ranks that left with _exit may need a moment
 left=""
 while read -r h _ procs; do

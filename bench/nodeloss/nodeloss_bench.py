@@ -20,11 +20,12 @@ step, counted from its runtime's start) and rank 0's restore log line:
   job_end   kill -> the first attempt's launcher returned
   cleanup   -> the relaunch started (supervisor: probe of every host and
             leftovers ended)
-  startup   -> rank 0's runtime started (mpiexec, ssh, daemons, MPI_Init)
+  startup   -> every process is up (mpiexec, ssh, daemons, MPI_Init, fx's
+            start-up collectives, which wait for the slowest process)
   restore   rank 0's restore() (its steps: arrival = the store's first
-            collective, i.e. waiting for the slowest relaunched rank; read,
-            transfer, unpack, agree, adopt ...)
-  rest      -> the first resumed step done (setup, one step)
+            collective; read, transfer, unpack, agree, adopt ...)
+  setup     the application's setup() (ring_app: 64 MiB allocated)
+  rest      -> the first resumed step done (one step, and what is left)
   total     kill -> first resumed step
 
 Targets: total <= 2.5 s (node), node-local restore <= 0.2 s.
@@ -127,14 +128,17 @@ def one_run(variant, build, mib, step_ms, work, timeout):
         first = attempts[1]["first_step"]["at"]
     restore_s = float(restore.group(3)) / 1e3
     runtime_start = first - rank0_start_rel
+    all_started = rep["phases"]["start"]  # rank 0's start-up collectives: every process is up
+    setup = rep["phases"].get("setup", 0)
     row = {
         "restored_iteration": int(restore.group(1)),
         "restored_from": restore.group(2),
         "job_end": ended - t_kill,
         "cleanup": started - ended,
-        "startup": runtime_start - started,
+        "startup": runtime_start + all_started - started,
         "restore": restore_s,
-        "rest": rank0_start_rel - restore_s,
+        "setup": setup,
+        "rest": rank0_start_rel - all_started - setup - restore_s,
         "total": first - t_kill,
         "restore_steps": restore_steps(restore.group(4)),
     }
@@ -174,7 +178,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     result = {"hosts": "3 (+1 spare host), host 2 killed", "processes": "4+2", "state_mib_per_rank": a.mib,
               "runs": a.runs, "load_average": {"min": round(min(load), 2), "max": round(max(load), 2)}}
-    keys = ("job_end", "cleanup", "startup", "restore", "rest", "total")
+    keys = ("job_end", "cleanup", "startup", "restore", "setup", "rest", "total")
     for v in variants:
         rs = rows[v]
         entry = {"ok_runs": len(rs)}

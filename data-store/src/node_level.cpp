@@ -312,6 +312,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     const auto& me = src[static_cast<std::size_t>(r)];
     slot->own.reset(me.bytes);
     if (me.holder != r) t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
+    mark("buffers");
     for (int q = 0; q < n; ++q) {
       const auto& s = src[static_cast<std::size_t>(q)];
       if (s.holder != r) continue;

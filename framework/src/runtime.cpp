@@ -84,6 +84,7 @@ void Runtime::log_start() {
 void Runtime::execute() {
   recorder_.start();
   const bool started = init_world();
+  recorder_.phase("start", recorder_.since_start());  // until every process had started
   log_start();
   bool repair_pending = !started;
   if (!started) on_failure(world(), MPI_ERR_OTHER, "start-up barrier");
