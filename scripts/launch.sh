@@ -15,7 +15,8 @@
 #
 # --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog SECONDS]:
 # run the job under scripts/supervise.py, which relaunches it on the live
-# hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost.
+# hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost;
+# -t then bounds every attempt together.
 #
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
