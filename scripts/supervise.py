@@ -17,7 +17,8 @@ again with the same rank count: a spare host takes each lost host's place
 in the list (so the ranks of live hosts stay where their node-local
 checkpoints are), and with no spare host left the live hosts take more
 ranks. When every host answers, it relaunches on the same hosts (a daemon
-that failed to start). The application restarts from its newest complete
+that failed to start; when the job never made a step this is a start
+retry, twice at most, not counted as a relaunch). The application restarts from its newest complete
 checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches;
 -t T bounds every attempt together.
 
@@ -154,6 +155,7 @@ class Attempt:
         self.reason = ""
         self.t_start = self.t_end = 0.0
         self.first_step = None
+        self.start_retry = False
 
     def write_hostfile(self):
         with open(self.hostfile, "w") as f:
@@ -302,6 +304,7 @@ def merge_report(path, attempts, relaunches, code):
             "hosts": [h for h, _ in a.hosts],
             "exit_code": a.code,
             "ended_by": a.reason or "verdict",
+            "start_retry": a.start_retry,
             "dead_hosts": a.dead,
             "seconds": {"run": round(a.t_end - a.t_start, 3), "probe": round(a.probe_s, 3)},
             # CLOCK_MONOTONIC: the launch, its end, and the first step it made.
@@ -344,6 +347,7 @@ def main():
     env.pop("FX_HOSTFILE", None)
 
     attempts = []
+    start_retries = 0
     sweeps = []  # (attempt, future): leftovers ended beside the next launch
     sweeper = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     dead = set()
@@ -396,7 +400,15 @@ def main():
             + (f"lost host(s): {' '.join(lost)}" if lost else "every host answers")
             + (f" ({' '.join(named)} named by Open MPI)" if named else "")
             + f"; probe of {len(hosts)} host(s): {att.probe_s * 1e3:.0f} ms")
-        if len(attempts) > ours.max_relaunches:
+        # A job that never made its first step on hosts that all answer did
+        # not start (a daemon failed on a live host, seen about 1 launch in
+        # 40 here): launched again without using up a relaunch, twice at most.
+        if not lost and att.first_step is None and start_retries < 2:
+            start_retries += 1
+            att.start_retry = True
+            say(f"attempt {att.number} did not start; launching it again (start retry {start_retries} of 2, "
+                "not counted as a relaunch)")
+        elif len(attempts) - start_retries > ours.max_relaunches:
             say(f"--max-relaunches {ours.max_relaunches} reached; giving up")
             att.code = 4
             break
@@ -411,7 +423,7 @@ def main():
         if silent:
             say(f"attempt {att.number}: host(s) {' '.join(silent)} took its probe but not the ssh sweep of its leftovers")
     sweeper.shutdown()
-    relaunches = len(attempts) - 1
+    relaunches = len(attempts) - 1 - start_retries
     code = attempts[-1].code
     if relaunches and code == 0:
         code = 3
