@@ -4,6 +4,7 @@
 #                   [SPARES <s>] [LABELS ...] [TARGET <exe>] [ARGS ...]
 #                   [INJECT <spec>] [SETTINGS <key=value> ...] [ENV VAR=value ...]
 #                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...]
+#                   [EXPECT_END_WITHIN <seconds>]
 #                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
 #                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]]
 #                   [LAUNCH_ARGS <launcher options> ...]
@@ -18,7 +19,9 @@
 # verdict code (docs/architecture.md), default 0; EXPECT_LOG regexes
 # (extended) must each match a line of the output; EXPECT_REPORT writes the
 # run report to the build tree and checks it with scripts/check_report.py
-# (count:failures=2, eq:exit.code=3, has:PATH, ...). The test holds
+# (count:failures=2, eq:exit.code=3, has:PATH, ...); EXPECT_END_WITHIN
+# bounds the time from the app's last stamped step (FX_PROGRESS_FILE, every
+# 0.5 s) to the launcher's exit. The test holds
 # NP + SPARES processors (ctest -j). Several calls sharing defaults put
 # them in a variable: fx_add_mpi_test(x ${_ring} INJECT 2@12); a later
 # single-value keyword wins, list keywords add up.
@@ -27,9 +30,11 @@
 # ranks over n fresh test hosts (scripts/testhosts.sh, made and removed by
 # scripts/with_testhosts.sh, which also fails the test when a process is
 # left on a host), the last SPARE_HOSTS kept for `--supervise --spare-hosts`;
-# HOST_EVENTS lose a host at a deterministic point ("file:GLOB|kill|fxt2":
-# once a file such as a checkpoint's manifest exists). Skipped (77) where
-# test hosts cannot be made.
+# HOST_EVENTS lose hosts at a deterministic point ("file:GLOB|kill|host2":
+# once a file such as a checkpoint's manifest exists; "stopped|kill|host2":
+# once a process there froze at an injected SIGSTOP; "...|kill|host1,host2":
+# both together), one after the other. Skipped (77) where test hosts cannot
+# be made.
 #
 # BASELINE: the end-to-end form (tests/e2e/miniapps/run_case.sh). The plain
 # baseline runs failure-free on BASELINE_NP (default NP) ranks, then the
@@ -51,7 +56,7 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR"
+  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN"
     "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
     ${ARGN})
   foreach(req NP TIMEOUT)
@@ -131,16 +136,13 @@ endmacro()
 
 # fx_add_mpi_test's command through expect_exit.sh (reads its caller's arg_*).
 # The launcher's limit fires first (test hosts take a few seconds to make and
-# remove; a supervised job may launch twice within it).
+# remove; under --supervise it bounds every attempt together).
 macro(_fx_launch_command out)
   set(margin 8)
   if(arg_HOSTS)
     set(margin 16)
   endif()
   math(EXPR inner "${arg_TIMEOUT} - ${margin}")
-  if("--supervise" IN_LIST arg_LAUNCH_ARGS)
-    math(EXPR inner "${inner} / 2")
-  endif()
   if(inner LESS 5)
     message(FATAL_ERROR "fx_add_mpi_test(${name}): TIMEOUT ${arg_TIMEOUT} leaves the launcher under 5 s")
   endif()
@@ -153,6 +155,9 @@ macro(_fx_launch_command out)
     foreach(check IN LISTS arg_EXPECT_REPORT)
       list(APPEND logs --check ${check})
     endforeach()
+  endif()
+  if(arg_EXPECT_END_WITHIN)
+    list(APPEND logs --ended-within ${arg_EXPECT_END_WITHIN} ${CMAKE_CURRENT_BINARY_DIR}/${name}.progress)
   endif()
   set(${out} ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
              ${FX_LAUNCHER} ${arg_LAUNCH_ARGS} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}

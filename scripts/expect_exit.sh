@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# expect_exit.sh CODE [--log REGEX]... [--report FILE [--check ASSERTION]...] [--] command...
+# expect_exit.sh CODE [--log REGEX]... [--report FILE [--check ASSERTION]...]
+#                [--ended-within SECONDS FILE] [--] command...
 # Succeed iff the command exits with CODE, its output (stdout and stderr
-# together) has a line matching each extended REGEX, and the run report FILE
-# (exported as FX_REPORT) passes each scripts/check_report.py ASSERTION.
+# together) has a line matching each extended REGEX, the run report FILE
+# (exported as FX_REPORT) passes each scripts/check_report.py ASSERTION, and
+# the command ended within SECONDS of the newest step stamped in FILE
+# (exported as FX_PROGRESS_FILE: "<iteration> <CLOCK_MONOTONIC time>").
 want=$1; shift
-logs=(); report=""; checks=()
+logs=(); report=""; checks=(); within=""; progress=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --log) logs+=("$2"); shift 2 ;;
     --report) report=$2; shift 2 ;;
     --check) checks+=("$2"); shift 2 ;;
+    --ended-within) within=$2; progress=$3; shift 3 ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -17,6 +21,10 @@ done
 if [ -n "$report" ]; then
   rm -f "$report"
   export FX_REPORT=$report
+fi
+if [ -n "$progress" ]; then
+  rm -f "$progress"
+  export FX_PROGRESS_FILE=$progress
 fi
 if [ ${#logs[@]} -eq 0 ]; then
   "$@"; rc=$?
@@ -26,6 +34,7 @@ else
   "$@" > >(tee -a "$out") 2> >(tee -a "$out" >&2); rc=$?
   wait  # the tees
 fi
+ended=$(/usr/bin/python3 -c 'import time; print(time.monotonic())')
 if [ "$rc" -ne "$want" ]; then
   echo "expect_exit: '$*' exited with $rc, expected $want" >&2
   exit 1
@@ -36,6 +45,19 @@ for re in "${logs[@]}"; do
     exit 1
   fi
 done
+if [ -n "$progress" ]; then
+  read -r _ stamped _ < "$progress" 2>/dev/null
+  if [ -z "${stamped:-}" ]; then
+    echo "expect_exit: no step was stamped in '$progress'" >&2
+    exit 1
+  fi
+  after=$(awk "BEGIN{printf \"%.2f\", $ended - $stamped}")
+  echo "expect_exit: ended ${after} s after the last stamped step (bound ${within} s)"
+  if ! awk "BEGIN{exit !($after <= $within)}"; then
+    echo "expect_exit: ended ${after} s after the last stamped step, more than ${within} s" >&2
+    exit 1
+  fi
+fi
 if [ -n "$report" ]; then
   "$(dirname "${BASH_SOURCE[0]}")/check_report.py" "$report" "${checks[@]}" || exit 1
 fi

@@ -15,7 +15,8 @@
 #
 # --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog SECONDS]:
 # run the job under scripts/supervise.py, which relaunches it on the live
-# hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost.
+# hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost;
+# -t then bounds every attempt together.
 #
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
@@ -122,8 +123,12 @@ if [ -n "$prog" ] && [ -f "$prog" ] && grep -qa -- "--fx-print-launch" "$prog"; 
 fi
 if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
   detector_timeout=${FX_DETECTOR_TIMEOUT:-$(awk "BEGIN{print 4*$FX_DETECTOR_PERIOD}")}
+  # The detecting rank must tell the others itself (a reliable broadcast
+  # among the ranks): by default Open MPI 5 leaves that to its runtime,
+  # which never passed a remote host's silence on (measured on test hosts:
+  # the ranks that heard nothing hung in the repair's shrink).
   mca+=(--mca mpi_ft_detector true --mca mpi_ft_detector_period "$FX_DETECTOR_PERIOD"
-        --mca mpi_ft_detector_timeout "$detector_timeout")
+        --mca mpi_ft_detector_timeout "$detector_timeout" --mca mpi_ft_propagator_with_rbcast true)
   echo "fx run: heartbeat detector on (period ${FX_DETECTOR_PERIOD} s, timeout ${detector_timeout} s)" >&2
 fi
 

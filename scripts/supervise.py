@@ -9,11 +9,18 @@ Open MPI 5's runtime ends the whole job when a node daemon dies, and a host
 that goes silent leaves mpiexec waiting forever. The supervisor runs the job
 through the launcher on the hostfile's first hosts (the last K are spare
 hosts) and, when the job ends without a verdict of its own, ends with a
-lost-daemon message, or makes no progress for the watchdog period, finds
-the dead hosts (an ssh probe), ends every leftover process of the job on
-the live hosts, and launches it again with the same rank count on the live
-hosts plus spare hosts. The application restarts from its newest complete
-checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches.
+lost-daemon message (it does not wait for Open MPI's teardown), or makes no
+progress for the watchdog period, probes every host's sshd at once (a host
+that refuses or does not answer is lost), ends every leftover process of the
+job on the live hosts (one ssh round, beside the relaunch), and launches it
+again with the same rank count: a spare host takes each lost host's place
+in the list (so the ranks of live hosts stay where their node-local
+checkpoints are), and with no spare host left the live hosts take more
+ranks. When every host answers, it relaunches on the same hosts (a daemon
+that failed to start; when the job never made a step this is a start
+retry, twice at most, not counted as a relaunch). The application restarts from its newest complete
+checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches;
+-t T bounds every attempt together.
 
 Its own lines start with "fx supervise:"; the summary counts relaunches,
 and with FX_CFG_REPORT__PATH set, the final run report gains a
@@ -76,7 +83,8 @@ def ssh_command():
 def sweep(host, nspace, program, timeout):
     """One ssh round to a host: ends the job's leftovers there (its ranks, by
     PMIx namespace, and its node daemon, by the launcher's namespace) and
-    says whether the host answered within `timeout` seconds (False: lost)."""
+    says whether the host answered (False: lost: ssh could not connect within
+    `timeout` seconds)."""
     if nspace:
         script = (
             f"ns={shlex.quote(nspace)}; "
@@ -85,10 +93,13 @@ def sweep(host, nspace, program, timeout):
             "pkill -9 -f \"ess_base_nspace $ns@0\" 2>/dev/null; true")
     else:  # no namespace known: the program's processes
         script = f"pkill -9 -f -- {shlex.quote(program)} 2>/dev/null; true"
+    # ssh exits 255 when it cannot reach the host (refused, or no answer
+    # within ConnectTimeout): lost. A host that answers is live however long
+    # the sweep then takes on a loaded machine, within a bound.
     cmd = ssh_command() + ["-o", f"ConnectTimeout={max(1, round(timeout))}", host, script]
     try:
         return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=timeout + 1).returncode == 0
+                              stderr=subprocess.DEVNULL, timeout=timeout + 15).returncode != 255
     except subprocess.TimeoutExpired:
         return False
 
@@ -98,6 +109,36 @@ def sweep_all(hosts, nspace, program, timeout):
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
         answered = list(pool.map(lambda h: sweep(h, nspace, program, timeout), hosts))
     return [h for h, ok in zip(hosts, answered) if not ok]
+
+
+def reachable(host, timeout):
+    """Whether the host's sshd accepts a TCP connection within `timeout`
+    seconds (the address and port ssh would use): a lost host refuses it or
+    does not answer. Milliseconds, where a whole ssh round takes a second on
+    a loaded machine."""
+    name, port = host, 22
+    try:
+        cfg = subprocess.run(ssh_command() + ["-G", host], capture_output=True, text=True, timeout=5).stdout
+        for line in cfg.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "hostname":
+                name = value
+            elif key == "port":
+                port = int(value)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    try:
+        with socket.create_connection((name, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def probe_all(hosts, timeout):
+    """Every host at once; returns the ones that are lost."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        up = list(pool.map(lambda h: reachable(h, timeout), hosts))
+    return [h for h, ok in zip(hosts, up) if not ok]
 
 
 class Attempt:
@@ -113,19 +154,44 @@ class Attempt:
         self.code = None
         self.reason = ""
         self.t_start = self.t_end = 0.0
+        self.first_step = None
+        self.start_retry = False
 
     def write_hostfile(self):
         with open(self.hostfile, "w") as f:
             for host, slots in self.hosts:
                 f.write(f"{host} {slots or ''}\n")
 
-    def nspace(self):
+    def mpiexec_pid(self):
         try:
             with open(self.info) as f:
-                pid = f.read().split("mpiexec_pid=", 1)[1].split()[0]
-            return f"prterun-{socket.gethostname()}-{pid}"
-        except (OSError, IndexError):
-            return ""
+                return int(f.read().split("mpiexec_pid=", 1)[1].split()[0])
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def nspace(self):
+        pid = self.mpiexec_pid()
+        return f"prterun-{socket.gethostname()}-{pid}" if pid else ""
+
+
+def with_time_limit(launch_args, seconds):
+    """The launcher's arguments with `-t` set to `seconds` (before `--`)."""
+    args = list(launch_args)
+    end = args.index("--") if "--" in args else len(args)
+    for i in range(end - 1):
+        if args[i] == "-t":
+            args[i + 1] = str(seconds)
+            return args
+    return ["-t", str(seconds)] + args
+
+
+def time_limit(launch_args):
+    """The job's `-t` (seconds for every attempt together; FX_TIMEOUT, 600)."""
+    end = launch_args.index("--") if "--" in launch_args else len(launch_args)
+    for i in range(end - 1):
+        if launch_args[i] == "-t":
+            return float(launch_args[i + 1])
+    return float(os.environ.get("FX_TIMEOUT", "600"))
 
 
 def run_attempt(att, launch_args, env, watchdog):
@@ -140,9 +206,16 @@ def run_attempt(att, launch_args, env, watchdog):
     last_progress = time.monotonic()
     seen = None
     hung = False
+    lost_at = None
     while proc.poll() is None:
-        time.sleep(0.1)
+        time.sleep(0.05)
         drain(proc, att)
+        if any(m in line for line in att.stderr_tail[-40:] for m in LOST_DAEMON):
+            # Open MPI's runtime has lost a daemon and ends the job: the
+            # attempt is over now (its leftovers are swept by namespace).
+            lost_at = time.monotonic()
+            end_launcher(proc, att)
+            break
         try:
             stamp = os.stat(att.progress).st_mtime
         except OSError:
@@ -160,8 +233,9 @@ def run_attempt(att, launch_args, env, watchdog):
             break
     proc.wait()
     drain(proc, att)
-    att.t_end = time.monotonic()
+    att.t_end = lost_at or time.monotonic()
     att.code = proc.returncode
+    att.first_step = first_step(att.progress)
     text = "\n".join(att.stderr_tail)
     if hung:
         att.reason = "no progress"
@@ -170,6 +244,34 @@ def run_attempt(att, launch_args, env, watchdog):
     elif att.code not in (0, 1, 2, 3, 4, 124):
         att.reason = "no verdict"
     return att
+
+
+def end_launcher(proc, att):
+    """Stop an attempt's launcher and its mpiexec (in a session of its own)."""
+    pid = att.mpiexec_pid()
+    for kill in ((lambda: os.kill(pid, signal.SIGKILL)) if pid else None,
+                 lambda: os.killpg(proc.pid, signal.SIGTERM)):
+        try:
+            if kill:
+                kill()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def first_step(progress):
+    """The attempt's first step, from its progress stamp's second line:
+    {iteration, at} (CLOCK_MONOTONIC seconds, like time.monotonic()), or None."""
+    try:
+        with open(progress) as f:
+            lines = f.read().splitlines()
+        iteration, at = lines[1].split()
+        return {"iteration": int(iteration), "at": float(at)}
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def drain(proc, att):
@@ -202,8 +304,13 @@ def merge_report(path, attempts, relaunches, code):
             "hosts": [h for h, _ in a.hosts],
             "exit_code": a.code,
             "ended_by": a.reason or "verdict",
+            "start_retry": a.start_retry,
             "dead_hosts": a.dead,
-            "seconds": {"run": round(a.t_end - a.t_start, 3), "sweep": round(a.sweep_s, 3)},
+            "seconds": {"run": round(a.t_end - a.t_start, 3), "probe": round(a.probe_s, 3)},
+            # CLOCK_MONOTONIC: the launch, its end, and the first step it made.
+            "started_at": round(a.t_start, 6),
+            "ended_at": round(a.t_end, 6),
+            "first_step": a.first_step,
         } for a in attempts],
     }
     if isinstance(report.get("exit"), dict) and relaunches > 0:
@@ -240,68 +347,83 @@ def main():
     env.pop("FX_HOSTFILE", None)
 
     attempts = []
-    sweeps = []  # (attempt, future): sweeps running beside a relaunch
+    start_retries = 0
+    sweeps = []  # (attempt, future): leftovers ended beside the next launch
+    sweeper = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     dead = set()
     t0 = time.monotonic()
+    limit = time_limit(launch_args)
     while True:
+        left = max(1, int(limit - (time.monotonic() - t0)))
+        if attempts and time.monotonic() - t0 > limit - 1:
+            say(f"time limit of {limit:g} s (-t, every attempt together) reached; giving up")
+            attempts[-1].code = 124
+            break
         att = Attempt(len(attempts) + 1, active, workdir)
-        att.dead, att.sweep_s = [], 0.0
+        att.dead, att.probe_s = [], 0.0
         attempts.append(att)
         say(f"attempt {att.number} on {' '.join(h for h, _ in active)}"
             + (f" (spare hosts: {' '.join(h for h, _ in spare)})" if spare else ""))
-        run_attempt(att, launch_args, env, ours.watchdog)
+        run_attempt(att, with_time_limit(launch_args, left), env, ours.watchdog)
         if not att.reason and att.code != 4:
             break
-        # Which hosts are gone? One parallel ssh round probes every host and
-        # ends the job's leftovers on those that answer. A verdict 4 can come
-        # from ranks the runtime was killing when a daemon died: sweep then too.
-        # When Open MPI named the lost host, the relaunch need not wait for
-        # the round: it starts at once, and the sweep runs beside it (the
-        # new job has a namespace of its own).
+        # Which hosts are gone? One parallel probe of every host's sshd (the
+        # host Open MPI names too: it names only the first it lost, and a
+        # daemon can fail to start on a live host). The job's leftovers on
+        # the live hosts are ended by one ssh round beside the next launch
+        # (which has a PMIx namespace of its own).
         hosts = [h for h, _ in active]
-        named = [h for h in dict.fromkeys(NAMED_HOST.findall("\n".join(att.stderr_tail))) if h in hosts]
+        named = []
+        if att.reason == "lost daemon":
+            named = [h for h in dict.fromkeys(NAMED_HOST.findall("\n".join(att.stderr_tail))) if h in hosts]
         t = time.monotonic()
-        if named and att.reason == "lost daemon":
-            pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-            pending = pool.submit(sweep_all, [h for h in hosts if h not in named], att.nspace(), program,
-                                  ours.probe_timeout)
-            pool.shutdown(wait=False)
-            lost = named
-        else:
-            pending = None
-            lost = sweep_all(hosts, att.nspace(), program, ours.probe_timeout)
-        att.sweep_s = time.monotonic() - t
+        lost = probe_all(hosts, ours.probe_timeout)
+        att.probe_s = time.monotonic() - t
         att.dead = lost
-        if not lost:
-            if att.reason:
-                say(f"attempt {att.number} ended ({att.reason}, exit {att.code}) but every host answers; "
-                    "not relaunching")
-            break
+        sweeps.append((att, sweeper.submit(sweep_all, [h for h in hosts if h not in lost], att.nspace(), program,
+                                           ours.probe_timeout)))
+        if not lost and not att.reason:
+            break  # a verdict 4 of the application's own
         dead.update(lost)
         live = [(h, s) for h, s in active if h not in dead]
-        if pending:
-            sweeps.append((att, pending))
+        # A spare host takes a lost host's place in the list, so every rank
+        # of a live host is relaunched there (--map-by node follows the
+        # order) and finds its node-local image on its own host.
+        replaced = []
+        for h, s in active:
+            if h not in dead:
+                replaced.append((h, s))
+            elif spare:
+                replaced.append(spare.pop(0))
         say(f"attempt {att.number} ended ({att.reason or 'verdict'}, exit {att.code}) "
-            f"{att.t_end - att.t_start:.2f} s after it started; lost host(s): {' '.join(lost)}"
-            + (" (named by Open MPI; leftovers on the live hosts are ended beside the relaunch)" if pending else
-               f"; probe and leftovers on {len(live)} live host(s): {att.sweep_s * 1e3:.0f} ms"))
-        if len(attempts) > ours.max_relaunches:
+            f"{att.t_end - att.t_start:.2f} s after it started; "
+            + (f"lost host(s): {' '.join(lost)}" if lost else "every host answers")
+            + (f" ({' '.join(named)} named by Open MPI)" if named else "")
+            + f"; probe of {len(hosts)} host(s): {att.probe_s * 1e3:.0f} ms")
+        # A job that never made its first step on hosts that all answer did
+        # not start (a daemon failed on a live host, seen about 1 launch in
+        # 40 here): launched again without using up a relaunch, twice at most.
+        if not lost and att.first_step is None and start_retries < 2:
+            start_retries += 1
+            att.start_retry = True
+            say(f"attempt {att.number} did not start; launching it again (start retry {start_retries} of 2, "
+                "not counted as a relaunch)")
+        elif len(attempts) - start_retries > ours.max_relaunches:
             say(f"--max-relaunches {ours.max_relaunches} reached; giving up")
             att.code = 4
             break
-        while spare and len(live) < len(active):
-            live.append(spare.pop(0))
-        if not live:
+        if not replaced:
             say("no live host left; giving up")
             att.code = 4
             break
-        active = live
+        active = replaced
 
     for att, future in sweeps:
-        more = future.result()
-        if more:
-            say(f"attempt {att.number}: host(s) {' '.join(more)} did not answer the sweep either")
-    relaunches = len(attempts) - 1
+        silent = future.result()
+        if silent:
+            say(f"attempt {att.number}: host(s) {' '.join(silent)} took its probe but not the ssh sweep of its leftovers")
+    sweeper.shutdown()
+    relaunches = len(attempts) - 1 - start_retries
     code = attempts[-1].code
     if relaunches and code == 0:
         code = 3

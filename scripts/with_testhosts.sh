@@ -5,17 +5,23 @@
 # test hosts (scripts/testhosts.sh) of its own, then checks that no process
 # of the job is left on any host and removes them all, even on failure.
 #   --fresh-dir DIR            DIR is emptied first (a checkpoint directory)
-#   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST:
+#   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST (events
+#                              happen in the order given, each after the last):
 #       WHEN   file:GLOB  a file matching GLOB exists (e.g. an HDF5 version's
 #                         manifest: a deterministic point of the run's progress)
+#              stopped    a process on HOST is stopped: a rank froze at an
+#                         injection point (FX_INJECT action SIGSTOP), the
+#                         deterministic "during a checkpoint / the relaunch"
 #       ACTION kill       the host is lost (testhosts.sh kill); HOST is a
-#                         name or hostN (the set's N-th host)
+#                         name or hostN (the set's N-th host), or several
+#                         joined by ',' (lost together)
 #              silence    its link goes down, and 0.5 s later it is lost
 # The command sees FX_HOSTFILE (the first N-K hosts; the last K are spare
 # hosts, for --supervise --spare-hosts K), FX_NET, FX_SSH and
 # FX_MPIEXEC_ARGS. The host set is named after FX_TESTHOSTS_PREFIX (default
 # fxt) on FX_TESTHOSTS_NET (default 10.231.79). Exit: the command's code;
-# 1 if a process was left on a host; 77 (skip) without root / ip netns / sshd.
+# 1 if a process was left on a host or the job ended before an event
+# happened; 77 (skip) without root / ip netns / sshd.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export FX_TESTHOSTS_PREFIX=${FX_TESTHOSTS_PREFIX:-fxt} FX_TESTHOSTS_NET=${FX_TESTHOSTS_NET:-10.231.79}
@@ -49,32 +55,53 @@ export FX_HOSTFILE=$hostfile.active
 
 setsid "$@" &
 job=$!
+missed=""
+stopped_on() {  # a stopped process on host $1
+  "$th" pids "$1" | xargs -r ps -o stat= -p 2>/dev/null | grep -q '^T'
+}
 for ev in "${events[@]}"; do
   IFS='|' read -r when action host <<<"$ev"
+  hosts=()
+  for h in ${host//,/ }; do hosts+=("${h/#host/$FX_TESTHOSTS_PREFIX}"); done  # host2: the set's second
   case "$when" in
     file:*)
       # shellcheck disable=SC2086  # the glob expands here
       until compgen -G "${when#file:}" >/dev/null; do
-        kill -0 "$job" 2>/dev/null || break 2
+        kill -0 "$job" 2>/dev/null || { missed=$ev; break 2; }
         sleep 0.05
-      done ;;
+      done
+      what="${when#file:} exists" ;;
+    stopped)
+      until stopped_on "${hosts[0]}"; do
+        kill -0 "$job" 2>/dev/null || { missed=$ev; break 2; }
+        sleep 0.05
+      done
+      what="a process on ${hosts[0]} is stopped" ;;
     *) echo "with_testhosts: unknown event condition '$when'" >&2; exit 2 ;;
   esac
-  host=${host/#host/$FX_TESTHOSTS_PREFIX}   # host2: the set's second host
-  echo "with_testhosts: ${when#file:} exists: $action $host (monotonic $(cut -d' ' -f1 /proc/uptime) s)"
+  # The wall clock at the event (bash's EPOCHREALTIME, microseconds, no
+  # fork): benchmarks subtract it from other clocks' readings.
+  echo "with_testhosts: $what: $action ${hosts[*]} (at realtime $EPOCHREALTIME)"
   case "$action" in
-    kill) "$th" kill "$host" ;;
-    silence) "$th" silence "$host"; sleep 0.5; "$th" kill "$host" ;;
+    kill) "$th" kill "${hosts[@]}" ;;
+    silence)
+      for h in "${hosts[@]}"; do "$th" silence "$h"; done
+      sleep 0.5; "$th" kill "${hosts[@]}" ;;
     *) echo "with_testhosts: unknown event action '$action'" >&2; exit 2 ;;
   esac
 done
 wait "$job"; rc=$?
 job=""
+"$th" disconnect   # the shared ssh connections' sessions are not the job's
 sleep 0.5   # ranks that left with _exit may need a moment
 left=""
 while read -r h _ procs; do
   [ "${procs#processes=}" -gt 1 ] && left+=" $h:$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -v sshd | sort | uniq -c | xargs)"
 done < <("$th" status)
+if [ -n "$missed" ]; then
+  echo "with_testhosts: the job ended before event '$missed' happened" >&2
+  rc=1
+fi
 if [ -n "$left" ]; then
   echo "with_testhosts: processes left on the hosts:$left" >&2
   rc=1

@@ -1,5 +1,7 @@
 #include <fx/detail/status.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -34,10 +36,11 @@ ProgressStamp::ProgressStamp(double period) : period_(period) {
 void ProgressStamp::step(std::int64_t iteration, double t, bool first) {
   if (path_.empty() || (!first && t - last_ < period_)) return;
   last_ = t;
+  if (first) first_ = fmt::format("{} {:.6f}", iteration, t);
   // Written beside and renamed, so a reader never sees half a line.
   const std::string tmp = path_ + ".tmp";
   if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fprintf(f, "%lld %.6f\n", static_cast<long long>(iteration), t);
+    std::fprintf(f, "%lld %.6f\n%s\n", static_cast<long long>(iteration), t, first_.c_str());
     std::fclose(f);
     std::rename(tmp.c_str(), path_.c_str());
   }

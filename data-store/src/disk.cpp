@@ -189,17 +189,26 @@ void DataStore::Impl::adopt(std::unique_ptr<Slot> slot, std::int64_t iteration, 
   versions.push_back(std::move(slot));
   committed = iteration;
   sequence = seq;
-  protect(*versions.back(), true);
+  if (parity() || size() < 2)
+    protect(*versions.back(), true);
+  else
+    protect_buddy(*versions.back(), true, true);
 }
 
 void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback,
                                  double since) {
+  const double t = now();
+  restore_steps.emplace_back("load", t - since);
   adopt(std::move(slot), m.iteration, m.sequence);
+  restore_steps.emplace_back("adopt", now() - t);
+  double total = 0;
+  const std::string steps = restore_steps_text(total);
+  log::debug("HDF5 restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
   if (rank() != 0) return;
   if (options.hdf5.every > 0) detail::set_aside_newer_versions(root(), m.iteration);
   const auto dir = root() / detail::version_dir_name(m.iteration);
-  const std::string text = fmt::format("restored iteration {} from HDF5 ({}) in {:.2f} ms", m.iteration,
-                                       dir.string(), (now() - since) * 1e3);
+  const std::string text = fmt::format("restored iteration {} from HDF5 ({}) in {:.2f} ms ({})", m.iteration,
+                                       dir.string(), total * 1e3, steps);
   if (fallback)
     log::warn("{}", text);
   else

@@ -192,7 +192,7 @@ fs::path DataStore::Impl::node_root() const {
 // Every rank writes its files; once all agree they did, each writes its
 // marker (which makes its files part of the version) and applies retention
 // to its directory.
-void DataStore::Impl::write_node(Slot& s) {
+void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) {
   const int r = rank();
   const fs::path root = node_root();
   detail::Manifest marker;
@@ -214,6 +214,7 @@ void DataStore::Impl::write_node(Slot& s) {
     error = e.what();
     log::error("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
   }
+  written();
   if (!agree(error.empty() ? 1 : 0)) {
     FX_THROW(CheckpointError,
              error.empty()
@@ -254,9 +255,17 @@ void DataStore::Impl::drop_node_above(std::int64_t iteration) {
 std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::int64_t at_least) {
   settle_background();  // a failed memory restore may have left copies running
   const double t0 = now();
+  double last = t0;
+  auto mark = [&](const char* step) {
+    const double t = now();
+    restore_steps.emplace_back(step, t - last);
+    last = t;
+  };
   const int n = size();
   const int r = rank();
+  node_lost.clear();
   const auto files = scan(node_root(), n);
+  mark("scan");
   std::vector<detail::SlotSummary> mine;
   for (const auto& f : files) {
     detail::SlotSummary& s = mine.emplace_back();
@@ -275,6 +284,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   for (const auto& i : inv) slots.push_back(i.slots);
   detail::PriorPlan plan = detail::plan_prior(slots, 0);
   if (plan.iteration < 0) {
+    if (!plan.lost.empty()) node_lost = plan.lost.front().second;
     if (r == 0) {
       log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
                 detail::lost_text(plan, "rank(s)"));
@@ -288,18 +298,21 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     return std::nullopt;
   }
   spread_readers(slots, plan);
+  mark("plan");
   const std::int64_t it = plan.iteration;
   const auto& src = plan.sources;
   advise_fresh_members();  // a relaunched process: nothing touched them yet
   auto slot = spare_slot();
   std::vector<detail::Buffer> sent;
   bool ok = true;
+  double reading = 0;
   const std::string what = fmt::format("node-local image of iteration {}", it);
   try {
     detail::Transfer t(comm, orphans);
     const auto& me = src[static_cast<std::size_t>(r)];
     slot->own.reset(me.bytes);
     if (me.holder != r) t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
+    mark("buffers");
     for (int q = 0; q < n; ++q) {
       const auto& s = src[static_cast<std::size_t>(q)];
       if (s.holder != r) continue;
@@ -307,6 +320,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
         return x.iteration == it && x.rank == q && x.own == s.own;
       });
       detail::Buffer& b = q == r ? slot->own : sent.emplace_back(s.bytes);
+      const double tr = now();
       try {
         if (f == files.end())
           FX_THROW(CheckpointError, fmt::format("{} of rank {}: not found here", what, q));
@@ -315,9 +329,13 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
         log::warn("{}", e.what());
         ok = false;  // the receiver's checks fail too; the agreement makes it common
       }
+      reading += now() - tr;
       if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
     }
+    restore_steps.emplace_back("read", reading);
+    last += reading;
     t.wait();
+    mark("transfer");
   } catch (...) {
     keep_until_drained(sent);  // transfers may still use them
     orphan_buffers.push_back(std::move(slot->own));
@@ -335,13 +353,19 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     log::warn("{}", e.what());
     ok = false;
   }
-  if (!agree(ok ? 1 : 0)) {
+  mark("unpack");
+  const bool agreed = agree(ok ? 1 : 0);
+  mark("agree");
+  if (!agreed) {
     if (r == 0) log::warn("node-local version of iteration {} failed its checks", it);
     if (pool.empty()) pool.push_back(std::move(slot));
     return std::nullopt;
   }
-  const double loaded = now() - t0;
   adopt(std::move(slot), it, plan.sequence);
+  mark("adopt");
+  double total = 0;
+  const std::string steps = restore_steps_text(total);
+  log::debug("node-local restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
   if (r == 0) {
     int own = 0, moved = 0;
     for (int q = 0; q < n; ++q) {
@@ -350,8 +374,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     }
     const std::string text = fmt::format(
         "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
-        "another rank) in {:.2f} ms ({:.2f} ms before the copies in memory)",
-        it, own, n - own, moved, (now() - t0) * 1e3, loaded * 1e3);
+        "another rank) in {:.2f} ms ({})",
+        it, own, n - own, moved, total * 1e3, steps);
     if (fallback)
       log::warn("{}", text);
     else

@@ -22,13 +22,15 @@ bool DataStore::Impl::protect(Slot& s, bool mine_ok) {
     warned_alone = true;
     return true;
   }
-  return parity() ? protect_parity(s, mine_ok) : protect_buddy(s, mine_ok);
+  return parity() ? protect_parity(s, mine_ok) : protect_buddy(s, mine_ok, false);
 }
 
 // Send my image to the rank that holds my copy; receive the image of the
 // rank whose copy I hold. Sizes first, so a rank with nothing to send (its
 // pack failed) sends an empty size instead of leaving its buddy waiting.
-bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok) {
+// In the background, the copies travel while the application computes and
+// the next flush() (or a restore) settles them; returns true then.
+bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok, bool in_background) {
   const int n = size();
   const int r = rank();
   const int dest = detail::buddy_of(r, n, distance);
@@ -37,11 +39,17 @@ bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok) {
   std::uint64_t in[2] = {0, 0};
   comm.sendrecv(out, 2, dest, in, 2, src, detail::kTagSize);
   Transfer t(comm, orphans);
+  s.held_ok = false;
   if (in[0] > 0) {
     s.held.reset(in[0]);
     t.recv(s.held.data(), in[0], src, detail::kTagImage);
   }
   if (out[0] > 0) t.send(s.own.data(), out[0], dest, detail::kTagImage);
+  if (in_background && in[0] > 0) {
+    Slot* sp = &s;
+    background.push_back({t.release(), [sp, src, header = in[1]] { sp->hold(src, header); }});
+    return true;
+  }
   t.wait();
   if (in[0] == 0) return false;
   s.hold(src, in[1]);

@@ -172,6 +172,16 @@ int DataStore::Impl::agree(int flag) {
   return comm.agree(flag);
 }
 
+std::string DataStore::Impl::restore_steps_text(double& total) const {
+  std::string text;
+  total = 0;
+  for (const auto& [step, seconds] : restore_steps) {
+    text += fmt::format("{}{} {:.1f}", text.empty() ? "" : ", ", step, seconds * 1e3);
+    total += seconds;
+  }
+  return text + " ms";
+}
+
 // ---------------------------------------------------- background requests
 
 void DataStore::Impl::drain_orphans() {
@@ -460,7 +470,7 @@ void DataStore::commit(std::int64_t iteration) {
   st.static_bytes_sent = static_sent;
   st.memory_seconds = t1 - t0;
   if (im.node_due(s.sequence)) {
-    im.write_node(s);
+    im.write_node(s, [this] { fault_point(StorePoint::node_write); });
     st.level = CheckpointLevel::node;
     st.node_seconds = now() - t1;
   }
@@ -483,12 +493,14 @@ std::optional<std::int64_t> DataStore::restore() {
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = own_comm().size();
+  const int n = own_comm().size();  // the first collective: every rank has arrived
   const int r = own_.rank();
+  im.restore_steps = {{"arrival", now() - t0}};
 
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before.
   const auto inv = im.exchange_inventories(im.versions, true);
+  im.restore_steps.emplace_back("inventory", now() - t0 - im.restore_steps[0].second);
   const auto plan = detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
 
   CheckpointStats st;
@@ -542,9 +554,11 @@ std::optional<std::int64_t> DataStore::restore() {
       plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
   std::int64_t disk_newest = -1;
   if (use_node && use_disk) {
+    const double tm = now();
     std::uint64_t seen = 0;
     const auto found = im.hdf5_manifests(n, seen);
     if (!found.empty()) disk_newest = found.front().iteration;
+    im.restore_steps.emplace_back("hdf5-manifests", now() - tm);
   }
   if (use_node) {
     if (const auto it = im.restore_node(plan.history, disk_newest))
@@ -565,8 +579,10 @@ std::optional<std::int64_t> DataStore::restore() {
   im.sequence = 0;
   im.sc.publish_due = true;  // a fresh start: the app fills them again
   st.seconds = now() - t0;
-  st.lost = plan.history;
-  st.lost_ranks = plan.unrecoverable;
+  // Lost: in-memory versions during a run, or node-local ones after a
+  // relaunch (files left, but no version complete on the live hosts).
+  st.lost = plan.history || !im.node_lost.empty();
+  st.lost_ranks = plan.history ? plan.unrecoverable : im.node_lost;
   im.restore_stats = st;
   return std::nullopt;
 }

@@ -183,7 +183,7 @@ struct DataStore::Impl {
   // Redundancy (redundancy.cpp); collective. Return false when some rank
   // of the exchange had no image to give (its pack failed).
   bool protect(detail::Slot& s, bool mine_ok);
-  bool protect_buddy(detail::Slot& s, bool mine_ok);
+  bool protect_buddy(detail::Slot& s, bool mine_ok, bool in_background);
   bool protect_parity(detail::Slot& s, bool mine_ok);
   // Members' host memory onto transparent huge pages before an unpack
   // touches it first.
@@ -234,20 +234,30 @@ struct DataStore::Impl {
   // adopt() for HDF5 version `m`, logged with the time since `since`.
   void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback, double since);
   // A version read back from a lower level (own image in `slot`) becomes
-  // the only one, re-protected in memory at once. Collective.
+  // the only one, re-protected in memory (buddy copies in the background:
+  // until they arrive, the level it came from still holds it). Collective.
   void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
 
   // Node-local level (node_level.cpp)
   bool node_due(std::int64_t sequence) const;
   std::filesystem::path node_root() const;  // directory with {host} replaced
-  void write_node(detail::Slot& s);         // sets commit_stats.node_seconds
+  // Sets commit_stats.node_seconds; `written` runs once this rank's files
+  // are written, before the agreement (the store's node_write fault point).
+  void write_node(detail::Slot& s, const std::function<void()>& written);
   // The newest version complete on the live hosts, when not older than
-  // `at_least`. Collective.
+  // `at_least`. Collective. Sets node_lost when there were marked files
+  // but no version was complete.
   std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
   // Versions above `iteration` in this rank's node directory are an
   // abandoned future: removed (not collective).
   void drop_node_above(std::int64_t iteration);
   std::filesystem::path root() const { return options.hdf5.directory; }
+  std::vector<int> node_lost;  // restore_node: the newest version's ranks found nowhere
+  // restore(): where this rank's time went, step by step (seconds), for the
+  // node level's log line.
+  std::vector<std::pair<const char*, double>> restore_steps;
+  // "arrival 12.0, inventory 3.1, ... ms" and their sum (seconds).
+  std::string restore_steps_text(double& total) const;
 };
 
 }  // namespace fx

@@ -34,6 +34,7 @@ bool parse_action(std::string text, InjectAction& out) {
   if (up == "SIGKILL") return out = InjectAction::sigkill, true;
   if (up == "SIGTERM") return out = InjectAction::sigterm, true;
   if (up == "SIGSEGV") return out = InjectAction::sigsegv, true;
+  if (up == "SIGSTOP") return out = InjectAction::sigstop, true;
   if (up == "ABORT" || up == "SIGABRT") return out = InjectAction::abort, true;
   if (up == "BITFLIP") return out = InjectAction::bitflip, true;
   return false;
@@ -51,8 +52,9 @@ InjectAction read_action(Walker& w, const YAML::Node& v, const std::string& k) {
 }
 
 void read_spec(Walker& w, const YAML::Node& m, const std::string& path, InjectionSpec& s) {
-  w.check_keys(m, path,
-               {"target", "iteration", "phase", "action", "member", "repeat", "every", "element", "bit"});
+  w.check_keys(
+      m, path,
+      {"target", "iteration", "phase", "action", "member", "repeat", "every", "element", "bit", "attempt"});
   if (!m.IsMap()) w.fail(m, path, "a map with a target and a trigger");
   s.key = path;
   const YAML::Node t = Walker::child(m, "target");
@@ -81,6 +83,7 @@ void read_spec(Walker& w, const YAML::Node& m, const std::string& path, Injectio
     s.element = w.integer(v, k, 0, std::numeric_limits<long long>::max(), "an element index >= 0");
   });
   w.int_field(m, path, "bit", s.bit, 0, "a bit index >= 0");
+  w.int_field(m, path, "attempt", s.attempt, 1, "a launch attempt >= 1");
 
   // Contradictions within one spec.
   if (s.iteration < 0 && !s.phase) w.fail(m, path, "an iteration or a phase trigger");
@@ -127,7 +130,7 @@ void read_failures(Walker& w, const YAML::Node& failures, InjectConfig& inj) {
 void check_chaos(Walker& w, const YAML::Node& chaos, const InjectConfig& inj) {
   if (!Walker::child(chaos, "mtbf_iterations").IsDefined())
     w.fail(chaos, "inject.chaos.mtbf_iterations", "a number of iterations > 0");
-  if (inj.chaos_action == InjectAction::bitflip)
+  if (inj.chaos_action == InjectAction::bitflip || inj.chaos_action == InjectAction::sigstop)
     w.fail(Walker::child(chaos, "action"), "inject.chaos.action", "one of SIGKILL, SIGTERM, SIGSEGV, abort");
   if (inj.chaos_phase == Phase::spare_idle)
     w.fail(Walker::child(chaos, "phase"), "inject.chaos.phase",

@@ -4,6 +4,7 @@
 // after each repair every live process drops the specs whose victims died.
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/detail/status.hpp>
 #include <fx/error.hpp>
 #include <fx/exit_code.hpp>
 #include <fx/inject.hpp>
@@ -37,6 +38,8 @@ int signal_of(InjectAction a) {
       return SIGSEGV;
     case InjectAction::abort:
       return SIGABRT;
+    case InjectAction::sigstop:
+      return SIGSTOP;
     case InjectAction::bitflip:
       return 0;
   }
@@ -132,6 +135,7 @@ Injector::Injector(InjectConfig config, int world_rank, int world_size, std::vec
       buddy_distance_(config.buddy_distance),
       logical_size_(world_size - static_cast<int>(spares_.size())) {
   for (const auto& s : config.failures) {
+    if (s.attempt != launch_attempt()) continue;  // another launch's (under --supervise)
     for (int k = 0; k < std::max(1, s.repeat); ++k) {
       InjectionSpec copy = s;
       copy.repeat = 1;
@@ -140,7 +144,9 @@ Injector::Injector(InjectConfig config, int world_rank, int world_size, std::vec
       schedule_.push_back(std::move(copy));
     }
   }
-  for (auto& s : chaos_schedule(config, logical_size_)) schedule_.push_back(std::move(s));
+  if (launch_attempt() == 1) {
+    for (auto& s : chaos_schedule(config, logical_size_)) schedule_.push_back(std::move(s));
+  }
   pending_ = schedule_;
 }
 
@@ -214,6 +220,7 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
   }
   if (s.action == InjectAction::abort) std::abort();
   std::raise(signal_of(s.action));
+  if (s.action == InjectAction::sigstop) return;  // continued (SIGCONT): the hang is over
   // SIGTERM/SIGSEGV may be caught by a handler; make sure the victim dies.
   std::raise(SIGKILL);
 }

@@ -19,8 +19,17 @@ namespace fx::detail {
 namespace {
 
 Phase phase_of(StorePoint point) {
-  if (point == StorePoint::commit_save) return Phase::commit_save;
-  return point == StorePoint::commit_agree ? Phase::commit_agree : Phase::restore_load;
+  switch (point) {
+    case StorePoint::commit_save:
+      return Phase::commit_save;
+    case StorePoint::commit_agree:
+      return Phase::commit_agree;
+    case StorePoint::node_write:
+      return Phase::node_write;
+    case StorePoint::restore_load:
+      break;
+  }
+  return Phase::restore_load;
 }
 
 // Where an active process resumes after a repair: a setup or a resize not
@@ -76,6 +85,7 @@ void Runtime::log_start() {
 void Runtime::execute() {
   recorder_.start();
   const bool started = init_world();
+  recorder_.phase("start", recorder_.since_start());  // until every process had started
   log_start();
   bool repair_pending = !started;
   if (!started) on_failure(world(), MPI_ERR_OTHER, "start-up barrier");
@@ -251,7 +261,7 @@ void Runtime::restore_or_initialize() {
   std::optional<std::int64_t> restored;
   if (may_restore) restored = store_->restore();
   if (!restored) {
-    if (recoveries_ > 0) on_lost_checkpoint();
+    if (recoveries_ > 0 || launch_attempt() > 1) on_lost_checkpoint();
     const double ti = now();
     app_.initialize(ctx_);
     recorder_.phase("initialize", now() - ti);
@@ -328,13 +338,21 @@ void Runtime::on_lost_checkpoint() {
     log::warn("no checkpoint to restore (none was committed yet): starting again from iteration 0");
     return;
   }
-  const std::string what =
-      st.lost_ranks.empty()
-          ? std::string("checkpoint lost: no usable version in memory or on disk")
+  // After a relaunch by the supervisor (no repair in this job) the copies
+  // were node-local: a rank's image and its partner copy on two hosts.
+  const std::string lost =
+      recoveries_ > 0
+          ? fmt::format(
+                "in-memory copy survived for logical rank(s) {} (each died with the rank(s) holding "
+                "its redundancy)",
+                st.lost_ranks)
           : fmt::format(
-                "checkpoint lost: no in-memory copy survived for logical rank(s) {} (each died with the "
-                "rank(s) holding its redundancy) and no HDF5 version is usable",
+                "node-local copy survived on the live hosts for logical rank(s) {} (each was lost "
+                "with its host and the host of its partner copy)",
                 st.lost_ranks);
+  const std::string what = st.lost_ranks.empty()
+                               ? std::string("checkpoint lost: no usable version in memory or on disk")
+                               : "checkpoint lost: no " + lost + " and no HDF5 version is usable";
   if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
     FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
   }

@@ -27,14 +27,15 @@ enum class ReinitMode { async, sync };
 // Injection points. `restore` is the restore after a repair (or a resize);
 // `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
 // Reinit's first reload), so one name never means both.
-// `commit-save`, `commit-agree` and `restore-load` lie inside the data
-// store's commit and restore (fx::StorePoint).
+// `commit-save`, `commit-agree`, `node-write` and `restore-load` lie inside
+// the data store's commit and restore (fx::StorePoint).
 enum class Phase {
   compute,
   halo,
   checkpoint,
   commit_save,
   commit_agree,
+  node_write,
   restore,
   restore_load,
   start_restore,
@@ -46,7 +47,9 @@ enum class Phase {
 // Who an injected failure hits: a logical rank, a world rank, the i-th
 // spare process, or the rank holding a logical rank's buddy copy.
 enum class TargetKind { rank, world, spare, buddy_of };
-enum class InjectAction { sigkill, sigterm, sigsegv, abort, bitflip };
+// sigstop freezes the process at its point (a hang there; on test hosts the
+// trigger for losing its host at that point, HOST_EVENTS "stopped").
+enum class InjectAction { sigkill, sigterm, sigsegv, abort, sigstop, bitflip };
 
 struct SparesConfig {
   int count = 0;  // spares: S (the last S processes)
@@ -94,6 +97,7 @@ struct InjectionSpec {
   std::int64_t element = -1;  // bitflip: element index (-1: the middle one)
   int bit = -1;               // bitflip: bit in the element (-1: see docs/config.md)
   std::string key;            // its key path, e.g. "inject.failures[0]"
+  int attempt = 1;            // the launch attempt it fires in (FX_ATTEMPT, under --supervise)
 };
 
 struct InjectConfig {
@@ -164,13 +168,15 @@ FX_ENUM_NAMES(fx::LostCheckpointPolicy, {fx::LostCheckpointPolicy::stop, "stop"}
 FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode::sync, "sync"})
 FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
               {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
-              {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::restore, "restore"},
-              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::start_restore, "start-restore"},
-              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
-              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
+              {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::node_write, "node-write"},
+              {fx::Phase::restore, "restore"}, {fx::Phase::restore_load, "restore-load"},
+              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
+              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
+              {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).
 FX_ENUM_NAMES(fx::InjectAction, {fx::InjectAction::sigkill, "SIGKILL"},
               {fx::InjectAction::sigterm, "SIGTERM"}, {fx::InjectAction::sigsegv, "SIGSEGV"},
-              {fx::InjectAction::abort, "abort"}, {fx::InjectAction::bitflip, "bitflip"})
+              {fx::InjectAction::abort, "abort"}, {fx::InjectAction::sigstop, "SIGSTOP"},
+              {fx::InjectAction::bitflip, "bitflip"})

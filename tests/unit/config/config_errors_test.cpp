@@ -268,7 +268,8 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:41: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip (did "
+     "{f}:3:41: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, SIGSTOP, "
+     "bitflip (did "
      "you mean "
      "'SIGKILL'?), got 'SIGKIL'"},
     {"bad_signal_name",
@@ -276,7 +277,8 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:5:15: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, got "
+     "{f}:5:15: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, SIGSTOP, "
+     "bitflip, got "
      "'SIGHUP'"},
     {"bad_target_syntax",
      "inject:\n  failures:\n    - {target: 'node:3', iteration: 5}\n",
@@ -304,7 +306,7 @@ const std::vector<BadCase> kCases = {
      {},
      0,
      "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, "
-     "commit-agree, "
+     "commit-agree, node-write, "
      "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean "
      "'halo'?), "
      "got 'halos'"},
@@ -470,7 +472,8 @@ const std::vector<BadCase> kCases = {
      {"FX_INJECT=2@5:SIGFOO"},
      {},
      0,
-     "env FX_INJECT: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, bitflip, "
+     "env FX_INJECT: inject.failures[0].action: expected one of SIGKILL, SIGTERM, SIGSEGV, abort, SIGSTOP, "
+     "bitflip, "
      "got "
      "'SIGFOO'"},
     {"env_inject_malformed",

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -94,7 +95,7 @@ std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::
 
 TEST(Inject, PhaseNamesRoundTrip) {
   for (Phase p : {Phase::compute, Phase::halo, Phase::checkpoint, Phase::commit_save, Phase::commit_agree,
-                  Phase::restore, Phase::restore_load, Phase::start_restore, Phase::repair,
+                  Phase::node_write, Phase::restore, Phase::restore_load, Phase::start_restore, Phase::repair,
                   Phase::tryblock_commit, Phase::spare_idle, Phase::finalize}) {
     EXPECT_EQ(fx::from_string<Phase>(fx::to_string(p)), p);
   }
@@ -342,6 +343,57 @@ TEST(Inject, RealSignalAfterStamp) {
     EXPECT_TRUE(static_cast<bool>(stamp >> t));
     EXPECT_GT(t, 0);
   }
+}
+
+// SIGSTOP freezes the victim at its point (stamp first, as for a kill); a
+// SIGCONT lets it carry on.
+TEST(Inject, StopFreezesThenContinues) {
+  fx::test::ScratchDir d;
+  const std::string status = d.path() + "/status";
+  const auto cfg = load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 2, action: SIGSTOP}\n");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("FX_STATUS_FILE", status.c_str(), 1);
+    Injector inj(cfg.inject, 0, 1, {});
+    for (int it = 0; it < 5; ++it) inj.at(Phase::compute, it, 0, 1, nullptr);
+    ::_exit(7);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, WUNTRACED), pid);
+  ASSERT_TRUE(WIFSTOPPED(st));
+  EXPECT_TRUE(std::ifstream(status + ".kill.0").good());
+  ::kill(pid, SIGCONT);
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 7);
+}
+
+// A spec fires only in its launch attempt (FX_ATTEMPT, set by the
+// supervisor; the first by default), and chaos only in the first.
+TEST(Inject, SpecsFireInTheirAttempt) {
+  const auto cfg = load_yaml(
+      "inject:\n  failures:\n    - {target: 0, iteration: 2}\n    - {target: 1, iteration: 3, attempt: 2}\n"
+      "  chaos: {mtbf_iterations: 5}\n");
+  auto victims = [&](const char* attempt) {
+    if (attempt)
+      ::setenv("FX_ATTEMPT", attempt, 1);
+    else
+      ::unsetenv("FX_ATTEMPT");
+    std::vector<std::pair<int, std::int64_t>> fired;
+    for (int r = 0; r < 2; ++r) {
+      Injector inj(cfg.inject, r, 2, {});
+      inj.set_killer([&](const fx::InjectionSpec& s, int) { fired.emplace_back(r, s.iteration); });
+      for (int it = 0; it < 4; ++it) inj.at(Phase::compute, it, r, 2, nullptr);
+    }
+    ::unsetenv("FX_ATTEMPT");
+    return fired;
+  };
+  const auto first = victims(nullptr);
+  EXPECT_TRUE(std::count(first.begin(), first.end(), std::make_pair(0, std::int64_t{2})));
+  EXPECT_FALSE(std::count(first.begin(), first.end(), std::make_pair(1, std::int64_t{3})));
+  const auto second = victims("2");
+  EXPECT_EQ(second, (std::vector<std::pair<int, std::int64_t>>{{1, 3}}));
 }
 
 }  // namespace

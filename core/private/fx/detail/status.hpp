@@ -19,8 +19,9 @@ int launch_attempt();
 
 // "$FX_PROGRESS_FILE" (set by the supervisor) holds "<iteration> <fx::now()>"
 // of the newest step, written at most every `period` seconds and always for
-// the first step after a (re)start: the supervisor's watchdog reads its age,
-// the node-loss benchmark the time of the first resumed step.
+// the first step after a (re)start, and on a second line the same of that
+// first step: the supervisor's watchdog reads its age, the supervisor's
+// report (and the node-loss benchmark) the time of the first resumed step.
 class ProgressStamp {
  public:
   explicit ProgressStamp(double period = 0.5);
@@ -30,6 +31,7 @@ class ProgressStamp {
   std::string path_;
   double period_;
   double last_ = -1;
+  std::string first_;  // "<iteration> <time>" of the first step
 };
 
 // A usage or configuration error, in the one format of every such error

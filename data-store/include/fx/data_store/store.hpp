@@ -49,9 +49,11 @@ struct CheckpointStats {
 // (the runtime maps them to fx::Phase; the store knows nothing of injection).
 // commit_save: before this rank packs its members (the members' save), after
 // the commit's set-up collectives; commit_agree: the copies exchanged, before
-// the agreement that commits the version; restore_load: the in-memory version
-// chosen (after the inventory exchange), before it loads.
-enum class StorePoint { commit_save, commit_agree, restore_load };
+// the agreement that commits the version; node_write: this rank's
+// node-local files written, before the agreement that lets every rank mark
+// them; restore_load: the in-memory version chosen (after the inventory
+// exchange), before it loads.
+enum class StorePoint { commit_save, commit_agree, node_write, restore_load };
 
 class DataStore {
  public:
