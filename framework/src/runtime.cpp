@@ -109,7 +109,7 @@ void Runtime::execute() {
 }
 
 // Other ranks may be blocked waiting for this one: revoke, and let the
-// repair's identity exchange carry the verdict to every live process.
+// repair's agreement carry the verdict to every live process.
 void Runtime::on_error(const std::exception& e) {
   const auto* cfg = dynamic_cast<const ConfigError*>(&e);
   const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;

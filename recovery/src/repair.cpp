@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace fx::detail {
@@ -56,17 +57,58 @@ Plan plan_repair(const std::vector<Identity>& live, int active_size, bool shrink
 
 namespace {
 
-// MPI_Datatype-free exchange of identities over the shrunk world.
-int gather_identities(MPI_Comm comm, const Identity& mine, std::vector<Identity>& all) {
-  int n = 0;
-  MPI_Comm_size(comm, &n);
-  all.assign(static_cast<std::size_t>(n), Identity{});
-  int triple[3] = {mine.world_rank, mine.logical, mine.fatal};
-  std::vector<int> flat(3 * static_cast<std::size_t>(n));
-  const int rc = MPI_Allgather(triple, 3, MPI_INT, flat.data(), 3, MPI_INT, comm);
+// Bits of the repair's one agreement (a bitwise AND over the live processes).
+constexpr int kBuilt = 1;    // this process built its new app communicator
+constexpr int kNoFatal = 2;  // this process hit no error that ends the job
+
+// Who is alive, without communication: the shrunk world's members by world
+// rank (a group translation) and their logical ranks from the table
+// every process keeps alike (RepairRequest::members).
+std::vector<Identity> live_members(MPI_Comm shrunk, const std::vector<Identity>& known) {
+  int n = 0, world = 0;
+  MPI_Comm_size(shrunk, &n);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::vector<int> ranks(static_cast<std::size_t>(n));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const std::vector<int> world_ranks = ulfm::translate(shrunk, ranks, MPI_COMM_WORLD);
+  std::vector<int> logical_of(static_cast<std::size_t>(world), -1);
+  for (const auto& id : known) logical_of[static_cast<std::size_t>(id.world_rank)] = id.logical;
+  std::vector<Identity> live(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int w = world_ranks[static_cast<std::size_t>(i)];
+    live[static_cast<std::size_t>(i)] = {w, logical_of[static_cast<std::size_t>(w)]};
+  }
+  return live;
+}
+
+// The new app communicator in one step: its group, ordered by new logical
+// rank, is known to every process from the plan, so MPI_Comm_create needs
+// no exchange of keys (MPI_Comm_split's allgather); spares get MPI_COMM_NULL.
+int create_app(MPI_Comm shrunk, const Plan& plan, MPI_Comm* app) {
+  std::vector<int> by_logical(static_cast<std::size_t>(plan.active_size), -1);
+  for (std::size_t i = 0; i < plan.new_logical.size(); ++i) {
+    if (plan.new_logical[i] >= 0)
+      by_logical[static_cast<std::size_t>(plan.new_logical[i])] = static_cast<int>(i);
+  }
+  MPI_Group all, group;
+  MPI_Comm_group(shrunk, &all);
+  MPI_Group_incl(all, plan.active_size, by_logical.data(), &group);
+  const int rc = MPI_Comm_create(shrunk, group, app);
+  MPI_Group_free(&group);
+  MPI_Group_free(&all);
+  return rc;
+}
+
+// The world ranks of the processes that asked to end the job, in order.
+// Only after the agreement said there are some: rare, so an allgather.
+int gather_fatal(MPI_Comm comm, const std::vector<Identity>& live, bool mine, std::vector<int>& out) {
+  std::vector<int> flags(live.size());
+  int me = mine ? 1 : 0;
+  const int rc = MPI_Allgather(&me, 1, MPI_INT, flags.data(), 1, MPI_INT, comm);
   if (rc != MPI_SUCCESS) return rc;
-  for (int i = 0; i < n; ++i)
-    all[static_cast<std::size_t>(i)] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+  for (std::size_t i = 0; i < live.size(); ++i)
+    if (flags[i]) out.push_back(live[i].world_rank);
+  std::sort(out.begin(), out.end());
   return MPI_SUCCESS;
 }
 
@@ -82,9 +124,6 @@ RepairResult repair(const RepairRequest& req) {
   RepairResult res;
   MPI_Comm current = req.world;
   MPI_Comm owned = MPI_COMM_NULL;  // a shrunk world from an abandoned round
-  int world_rank = -1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  const Identity mine{world_rank, req.my_logical, req.my_fatal ? 1 : 0};
 
   for (int round = 1; round <= req.max_rounds; ++round) {
     res.rounds = round;
@@ -105,46 +144,38 @@ RepairResult repair(const RepairRequest& req) {
     owned = shrunk;
     current = shrunk;
 
+    // Who is left, the plan and the new app communicator; then one
+    // agreement makes the outcome (and any fatal error) common.
     t = now();
-    std::vector<Identity> live;
-    rc = gather_identities(shrunk, mine, live);
-    res.times.agree += now() - t;
-    if (rc != MPI_SUCCESS) {
-      log::warn("repair round {}: identity exchange returned {}; new failure, next round", round,
-                ulfm::error_name(rc));
-      continue;
-    }
+    const std::vector<Identity> live = live_members(shrunk, req.members);
     const Plan plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
     int me = 0;
     MPI_Comm_rank(shrunk, &me);
     const int my_new = plan.new_logical[static_cast<std::size_t>(me)];
-
-    t = now();
     MPI_Comm app = MPI_COMM_NULL;
     int ok = 1;
-    if (!plan.exhausted) {
-      rc = MPI_Comm_split(shrunk, my_new >= 0 ? 0 : MPI_UNDEFINED, my_new, &app);
-      ok = rc == MPI_SUCCESS ? 1 : 0;
-    }
-    // The outcome is only valid once every live process has it.
-    const ulfm::Agreement agreed = ulfm::agree_value(shrunk, ok);
-    rc = agreed.rc;
-    ok = agreed.flag;
+    if (!plan.exhausted) ok = create_app(shrunk, plan, &app) == MPI_SUCCESS ? 1 : 0;
     res.times.rebuild += now() - t;
-    if (rc != MPI_SUCCESS || !ok) {
+
+    t = now();
+    const ulfm::Agreement agreed =
+        ulfm::agree_value(shrunk, (ok ? kBuilt : 0) | (req.my_fatal ? 0 : kNoFatal));
+    res.times.agree += now() - t;
+    rc = agreed.rc;
+    res.fatal_world_ranks.clear();
+    if (rc == MPI_SUCCESS && (agreed.flag & kBuilt) && !(agreed.flag & kNoFatal))
+      rc = gather_fatal(shrunk, live, req.my_fatal, res.fatal_world_ranks);
+    if (rc != MPI_SUCCESS || !(agreed.flag & kBuilt)) {
       log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(rc));
       discard(app);
       continue;
     }
     if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
 
-    std::set<int> alive;
-    for (const auto& id : live) {
-      alive.insert(id.world_rank);
-      if (id.fatal) res.fatal_world_ranks.push_back(id.world_rank);
-    }
+    std::set<int> alive_world;
+    for (const auto& id : live) alive_world.insert(id.world_rank);
     for (const auto& id : req.members) {
-      if (!alive.count(id.world_rank)) res.failed.push_back(id);
+      if (!alive_world.count(id.world_rank)) res.failed.push_back(id);
     }
     res.world = shrunk;
     res.app = app;
@@ -153,9 +184,8 @@ RepairResult repair(const RepairRequest& req) {
     res.exhausted = plan.exhausted;
     res.shrunk = plan.shrunk;
     res.members = live;
-    for (std::size_t i = 0; i < live.size(); ++i) {
-      res.members[i].fatal = 0;
-      if (!plan.exhausted) res.members[i].logical = plan.new_logical[i];
+    if (!plan.exhausted) {
+      for (std::size_t i = 0; i < live.size(); ++i) res.members[i].logical = plan.new_logical[i];
     }
     return res;
   }
