@@ -12,6 +12,8 @@ y = a (constant), a + b log2 N and a + b N over the sizes (N: processes in
 the job), the best by AICc.
 Usage: scaling_bench.py BUILD_DIR OUT.yaml [--runs 8] [--sizes 4,8,16,32,64]
        [--spares 2] [--multi 64:8:8 | none]   (active:spares:failures)
+       [--baseline OTHER_BUILD]   (its fx_bench_fx_repair as a third variant, "base":
+                                   before/after a change, alternated with the others)
 """
 import argparse
 import math
@@ -49,9 +51,11 @@ def ratio(a, b):
 class Runner:
     """Launches one variant at a time, counting hangs and runs leaving strays."""
 
-    def __init__(self, build):
+    def __init__(self, build, baseline=None):
         d = os.path.join(build, "bench", "recovery")
         self.exe = {"raw": os.path.join(d, "fx_bench_raw_repair"), "fx": os.path.join(d, "fx_bench_fx_repair")}
+        if baseline:
+            self.exe["base"] = os.path.join(baseline, "bench", "recovery", "fx_bench_fx_repair")
         self.hangs = 0
         self.stray_runs = 0
         self.launches = 0
@@ -87,7 +91,7 @@ class Runner:
                 except ProcessLookupError:
                     pass
         fields = bench_results.result_line(out, "raw_repair", "fx_repair")
-        want = 0 if name == "raw" else 3
+        want = 0 if name == "raw" else 3  # fx: survived failures
         if not fields or rc != want:
             sys.stderr.write(f"{name} at {active}+{spares}: exit {rc}, result {fields}\n{out[-1500:]}\n{err[-1500:]}\n")
             return None
@@ -116,6 +120,15 @@ def fit(ns, ys):
     return {"best": best, "models": out}
 
 
+def fx_side(rows, raw_median):
+    """kill -> resume and the phases of one fx variant."""
+    t = [r["kill_to_resume_ms"] for r in rows]
+    fx_only = med([sum(r[k] for k in FX_ONLY) for r in rows])
+    return {"kill_to_resume_ms": spread(t), "ratio_over_raw": ratio(med(t), raw_median),
+            "phases_median_ms": {k: med([r[k] for r in rows]) for k in PHASES},
+            "fx_only_phases_median_ms": fx_only}
+
+
 def summarise(rows, processes):
     raw_t = [r["kill_to_resume_ms"] for r in rows["raw"]]
     fx_t = [r["kill_to_resume_ms"] for r in rows["fx"]]
@@ -139,7 +152,7 @@ def summarise(rows, processes):
         "floor_detect_plus_shrink_median_ms": floor,
         "fx_only_share_of_fx": ratio(fx_only, med(fx_t)),
         "raw_phases_median_ms": {k: med([r[k] for r in rows["raw"]]) for k in ("detect_ms", "shrink_ms", "rebuild_ms")},
-    }
+    } | ({"baseline_fx": fx_side(rows["base"], med(raw_t))} if "base" in rows else {})
 
 
 def main():
@@ -150,6 +163,7 @@ def main():
     ap.add_argument("--sizes", default="4,8,16,32,64")
     ap.add_argument("--spares", type=int, default=2)
     ap.add_argument("--multi", default="64:8:8", help="active:spares:failures, or none")
+    ap.add_argument("--baseline", help="another build whose fx_bench_fx_repair runs as variant 'base'")
     a = ap.parse_args()
     sizes = [int(x) for x in a.sizes.split(",")]
     cases = [(f"np_{n}_plus_{a.spares}", n, a.spares, [1]) for n in sizes]
@@ -157,14 +171,16 @@ def main():
         n, s, k = (int(x) for x in a.multi.split(":"))
         victims = [1 + i * (n // k) for i in range(k)]  # spread: 1, 1+n/k, ...
         cases.append((f"np_{n}_plus_{s}_{k}_failures", n, s, victims))
-    runner = Runner(a.build)
+    runner = Runner(a.build, a.baseline)
+    variants = list(runner.exe)
     load0 = os.getloadavg()
     t0 = time.time()
-    rows = {key: {"raw": [], "fx": []} for key, *_ in cases}
+    rows = {key: {v: [] for v in variants} for key, *_ in cases}
     for i in range(a.runs):
         for key, n, s, victims in cases:
-            # Alternate which variant goes first, so neither always follows the other.
-            for name in (("raw", "fx") if i % 2 == 0 else ("fx", "raw")):
+            # Rotate which variant goes first, so none always follows another.
+            k = i % len(variants)
+            for name in variants[k:] + variants[:k]:
                 fields = runner.once(name, n, s, victims)
                 if fields:
                     rows[key][name].append(fields)
@@ -193,6 +209,7 @@ def main():
                         "load_average_after": [round(x, 2) for x in os.getloadavg()],
                         "minutes": round((time.time() - t0) / 60, 1)},
             "runs_per_variant": a.runs,
+            "baseline_build": a.baseline,
             "cases": results,
             "growth_fit": growth,
             "launches": runner.launches,

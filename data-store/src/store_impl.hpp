@@ -169,6 +169,11 @@ struct DataStore::Impl {
   // which set the topology when `topology` is true.
   std::vector<detail::Inventory> exchange_inventories(const std::vector<std::unique_ptr<detail::Slot>>& slots,
                                                       bool topology);
+  // restore()'s plan without that exchange when one reduction shows it is
+  // trivial: every rank holds its own image and its buddy's copy of the
+  // same newest version (nothing to move), or no rank ever held anything
+  // and `cold` allows a fresh start from it; nullopt otherwise.
+  std::optional<detail::RestorePlan> plan_without_exchange(bool cold);
   // The same for any summaries, `k` per rank (padded; equal on every rank).
   std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
                                                     std::size_t k, bool topology);
