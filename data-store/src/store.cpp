@@ -248,9 +248,9 @@ std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
   return exchange_summaries(mine, k, topology);
 }
 
-std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(bool cold) {
-  const int n = size();
-  const int r = rank();
+std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const Comm& on, bool cold) {
+  const int n = on.size();
+  const int r = on.rank();
   const int source = detail::buddy_source(r, n, distance);
   // The newest version this rank can restore alone, and the newest it knows of.
   const Slot* own = nullptr;
@@ -265,7 +265,7 @@ std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(bool c
   const bool holds = n < 2 || (own && own->held_ok && own->held_rank == source);
   // Minima of each, of the negated maxima: equal everywhere when min == max.
   std::array<std::int64_t, 7> v{it, -it, -newest, seq, -seq, holds ? 1 : 0, -sequence};
-  comm.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
+  on.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
   const bool same = v[0] == -v[1] && v[0] == -v[2] && v[3] == -v[4];
   if (same && v[0] >= 0 && v[5] == 1 && !parity()) {
     detail::RestorePlan plan;
@@ -512,17 +512,22 @@ std::optional<std::int64_t> DataStore::restore() {
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = own_comm().size();
-  const int r = own_.rank();
+  const int n = comm_.size();
+  const int r = comm_.rank();
 
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before; skipped when no
-  // rank lost anything (the topology then waits for the next commit).
+  // rank lost anything (the topology then waits for the next commit). The
+  // check is a reduction on the app's communicator (no point-to-point
+  // message to mix with the app's), so a fresh start needs no communicator
+  // of the store's own: the next commit makes it.
   const auto plan = [&] {
-    if (auto quick = im.plan_without_exchange(!options_.hdf5.restart)) return std::move(*quick);
+    if (auto quick = im.plan_without_exchange(comm_, !options_.hdf5.restart)) return std::move(*quick);
+    own_comm();
     const auto inv = im.exchange_inventories(im.versions, true);
     return detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
   }();
+  if (plan.iteration >= 0 || plan.history || options_.hdf5.restart) own_comm();
 
   CheckpointStats st;
   st.bytes = bytes();

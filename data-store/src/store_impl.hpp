@@ -172,8 +172,9 @@ struct DataStore::Impl {
   // restore()'s plan without that exchange when one reduction shows it is
   // trivial: every rank holds its own image and its buddy's copy of the
   // same newest version (nothing to move), or no rank ever held anything
-  // and `cold` allows a fresh start from it; nullopt otherwise.
-  std::optional<detail::RestorePlan> plan_without_exchange(bool cold);
+  // and `cold` allows a fresh start from it; nullopt otherwise. `on`: the
+  // store's communicator or the app's it duplicates.
+  std::optional<detail::RestorePlan> plan_without_exchange(const Comm& on, bool cold);
   // The same for any summaries, `k` per rank (padded; equal on every rank).
   std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
                                                     std::size_t k, bool topology);

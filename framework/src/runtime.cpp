@@ -187,10 +187,6 @@ void Runtime::reached(std::int64_t iteration) {
 }
 
 void Runtime::run_active() {
-  // Before any collective of the app's: the donor and the recipients
-  // would otherwise wait on each other (a survivor replays a split that a
-  // recruited spare makes only in setup()).
-  history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
   comms_.rebuild_if_stale();
   prepare();
   const double t_steps = now();
@@ -278,7 +274,13 @@ double Runtime::steps() {
     check_world_watch();
     fault_point(Phase::compute);
     const bool done = app_.step(ctx_, iteration_);
-    if (first) recorder_.resumed(iteration_);
+    if (first) {
+      recorder_.resumed(iteration_);
+      // After the resume, not on the repair's path: the record grows with
+      // the run (a progress entry per step). Every rank has finished the
+      // step's collectives, so the donor and the recipients meet here.
+      history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
+    }
     ++iteration_;
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
