@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 #include <set>
 
 namespace fx::detail {
@@ -58,27 +57,60 @@ Plan plan_repair(const std::vector<Identity>& live, int active_size, bool shrink
 namespace {
 
 // Bits of the repair's one agreement (a bitwise AND over the live processes).
-constexpr int kBuilt = 1;    // this process built its new app communicator
-constexpr int kNoFatal = 2;  // this process hit no error that ends the job
+constexpr int kBuilt = 1;        // this process built its new app communicator
+constexpr int kNoFatal = 2;      // this process hit no error that ends the job
+constexpr int kGapTag = 0x0f11;  // fx's own message on a shrunk world
 
-// Who is alive, without communication: the shrunk world's members by world
-// rank (a group translation) and their logical ranks from the table
-// every process keeps alike (RepairRequest::members).
-std::vector<Identity> live_members(MPI_Comm shrunk, const std::vector<Identity>& known) {
-  int n = 0, world = 0;
+int my_world_rank() {
+  int w = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w);
+  return w;
+}
+
+// Who is alive after a shrink of `world` (whose members are `known`), with
+// O(log N) messages and no O(N) exchange: a shrink keeps the survivors in
+// their order (Open MPI: the world's group minus the agreed failed group),
+// so each survivor learns the gap of failed ranks just below it from its
+// predecessor's old rank, and one reduction of the k failed ranks (k slots,
+// each filled by the survivor above it) gives everyone the failed set.
+// (MPI_Group_translate_ranks would do it locally, but Open MPI's is O(N^2).)
+int live_members(MPI_Comm world, MPI_Comm shrunk, const std::vector<Identity>& known,
+                 std::vector<Identity>& live) {
+  int old_rank = 0, rank = 0, n = 0;
+  MPI_Comm_rank(world, &old_rank);
+  MPI_Comm_rank(shrunk, &rank);
   MPI_Comm_size(shrunk, &n);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  std::vector<int> ranks(static_cast<std::size_t>(n));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  const std::vector<int> world_ranks = ulfm::translate(shrunk, ranks, MPI_COMM_WORLD);
-  std::vector<int> logical_of(static_cast<std::size_t>(world), -1);
-  for (const auto& id : known) logical_of[static_cast<std::size_t>(id.world_rank)] = id.logical;
-  std::vector<Identity> live(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const int w = world_ranks[static_cast<std::size_t>(i)];
-    live[static_cast<std::size_t>(i)] = {w, logical_of[static_cast<std::size_t>(w)]};
+  const int total = static_cast<int>(known.size());
+  const int lost = total - n;
+  int below = -1;  // the old rank of my predecessor in the shrunk world
+  int rc = MPI_Sendrecv(&old_rank, 1, MPI_INT, rank + 1 < n ? rank + 1 : MPI_PROC_NULL, kGapTag, &below, 1,
+                        MPI_INT, rank > 0 ? rank - 1 : MPI_PROC_NULL, kGapTag, shrunk, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return rc;
+  std::vector<int> failed(static_cast<std::size_t>(lost), -1);
+  auto mark = [&](int from, int to, int live_below) {  // old ranks [from, to) failed
+    for (int f = from; f < to; ++f) {
+      const int slot = f - live_below;
+      if (slot >= 0 && slot < lost) failed[static_cast<std::size_t>(slot)] = f;
+    }
+  };
+  mark(below + 1, old_rank, rank);
+  if (rank == n - 1) mark(old_rank + 1, total, n);
+  if (lost > 0) {
+    rc = MPI_Allreduce(MPI_IN_PLACE, failed.data(), lost, MPI_INT, MPI_MAX, shrunk);
+    if (rc != MPI_SUCCESS) return rc;
   }
-  return live;
+  live.clear();
+  std::size_t next = 0;
+  for (int r = 0; r < total; ++r) {
+    if (next < failed.size() && failed[next] == r)
+      ++next;
+    else
+      live.push_back(known[static_cast<std::size_t>(r)]);
+  }
+  // Not in order after all (no MPI standard promises it): this process
+  // finds itself elsewhere, and the agreement fails the round.
+  if (static_cast<int>(live.size()) != n) live.assign(static_cast<std::size_t>(n), Identity{});
+  return MPI_SUCCESS;
 }
 
 // The new app communicator in one step: its group, ordered by new logical
@@ -122,18 +154,17 @@ void discard(MPI_Comm& comm) {
 
 RepairResult repair(const RepairRequest& req) {
   RepairResult res;
-  MPI_Comm current = req.world;
   MPI_Comm owned = MPI_COMM_NULL;  // a shrunk world from an abandoned round
 
   for (int round = 1; round <= req.max_rounds; ++round) {
     res.rounds = round;
     double t = now();
-    ulfm::revoke(current);  // idempotent; wakes anyone not yet in repair
+    ulfm::revoke(req.world);  // idempotent; wakes anyone not yet in repair
     res.times.revoke += now() - t;
 
     t = now();
     MPI_Comm shrunk = MPI_COMM_NULL;
-    int rc = ulfm::shrink(current, &shrunk);
+    int rc = ulfm::shrink(req.world, &shrunk);
     res.times.shrink += now() - t;
     if (rc != MPI_SUCCESS) {
       log::warn("repair round {}: MPIX_Comm_shrink returned {}; retrying", round, ulfm::error_name(rc));
@@ -142,12 +173,18 @@ RepairResult repair(const RepairRequest& req) {
     MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
     discard(owned);
     owned = shrunk;
-    current = shrunk;
 
     // Who is left, the plan and the new app communicator; then one
-    // agreement makes the outcome (and any fatal error) common.
+    // agreement makes the outcome (and any fatal error) common. Every round
+    // shrinks the request's world, whose members are known.
     t = now();
-    const std::vector<Identity> live = live_members(shrunk, req.members);
+    std::vector<Identity> live;
+    rc = live_members(req.world, shrunk, req.members, live);
+    if (rc != MPI_SUCCESS) {
+      res.times.rebuild += now() - t;
+      log::warn("repair round {}: failed-set exchange returned {}; next round", round, ulfm::error_name(rc));
+      continue;
+    }
     const Plan plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
     int me = 0;
     MPI_Comm_rank(shrunk, &me);
@@ -155,6 +192,7 @@ RepairResult repair(const RepairRequest& req) {
     MPI_Comm app = MPI_COMM_NULL;
     int ok = 1;
     if (!plan.exhausted) ok = create_app(shrunk, plan, &app) == MPI_SUCCESS ? 1 : 0;
+    if (live[static_cast<std::size_t>(me)].world_rank != my_world_rank()) ok = 0;  // order not kept
     res.times.rebuild += now() - t;
 
     t = now();
