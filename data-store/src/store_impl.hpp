@@ -161,7 +161,8 @@ struct DataStore::Impl {
   void cancel_background();  // receives posted for a restore that was called off
 
   // Topology: commit() gathers the hosts when set_comm() made them unknown,
-  // restore() always does (with the inventories).
+  // restore() does with the inventories (unless plan_without_exchange
+  // skips them).
   void ensure_topology();
   void set_topology(const char* names, std::size_t stride);
   // One allgather: every rank's newest depth()+2 slots of `slots` (restore:
