@@ -353,8 +353,9 @@ RepairResult Runtime::repair_world() {
 
 // Ended by an error: the lowest process that hit one speaks for the job.
 void Runtime::end_if_fatal(const RepairResult& res) {
-  if (res.fatal_world_ranks.empty()) return;
-  const bool speaker = res.fatal_world_ranks.front() == members_.world_rank();
+  if (!res.fatal) return;
+  const bool speaker =
+      !res.fatal_world_ranks.empty() && res.fatal_world_ranks.front() == members_.world_rank();
   if (speaker && fatal_code_ == ExitCode::usage) print_usage_error(fatal_);
   members_.keep_world(res.world);
   FX_THROW(JobEnded,

@@ -176,37 +176,39 @@ RepairResult repair(const RepairRequest& req) {
 
     // Who is left, the plan and the new app communicator; then one
     // agreement makes the outcome (and any fatal error) common. Every round
-    // shrinks the request's world, whose members are known.
+    // shrinks the request's world, whose members are known. A process that
+    // fails a step revokes the shrunk world, so whoever is still in one of
+    // its collectives leaves it too: all meet in the agreement.
     t = now();
     std::vector<Identity> live;
-    rc = live_members(req.world, shrunk, req.members, live);
-    if (rc != MPI_SUCCESS) {
-      res.times.rebuild += now() - t;
-      log::warn("repair round {}: failed-set exchange returned {}; next round", round, ulfm::error_name(rc));
-      continue;
-    }
-    const Plan plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
+    Plan plan;
     int me = 0;
     MPI_Comm_rank(shrunk, &me);
-    const int my_new = plan.new_logical[static_cast<std::size_t>(me)];
     MPI_Comm app = MPI_COMM_NULL;
-    int ok = 1;
-    if (!plan.exhausted) ok = create_app(shrunk, plan, &app) == MPI_SUCCESS ? 1 : 0;
-    if (live[static_cast<std::size_t>(me)].world_rank != my_world_rank()) ok = 0;  // order not kept
+    int ok = live_members(req.world, shrunk, req.members, live) == MPI_SUCCESS ? 1 : 0;
+    if (ok) {
+      plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
+      if (!plan.exhausted) ok = create_app(shrunk, plan, &app) == MPI_SUCCESS ? 1 : 0;
+      if (live[static_cast<std::size_t>(me)].world_rank != my_world_rank()) ok = 0;  // order not kept
+    }
+    if (!ok) ulfm::revoke(shrunk);
     res.times.rebuild += now() - t;
 
     t = now();
     const ulfm::Agreement agreed =
         ulfm::agree_value(shrunk, (ok ? kBuilt : 0) | (req.my_fatal ? 0 : kNoFatal));
     res.times.agree += now() - t;
-    rc = agreed.rc;
-    res.fatal_world_ranks.clear();
-    if (rc == MPI_SUCCESS && (agreed.flag & kBuilt) && !(agreed.flag & kNoFatal))
-      rc = gather_fatal(shrunk, live, req.my_fatal, res.fatal_world_ranks);
-    if (rc != MPI_SUCCESS || !(agreed.flag & kBuilt)) {
-      log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(rc));
+    if (agreed.rc != MPI_SUCCESS || !(agreed.flag & kBuilt)) {
+      log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(agreed.rc));
       discard(app);
       continue;
+    }
+    // Who asked to end the job, only when someone did. Every process ends
+    // then, so a new failure here only costs the names.
+    res.fatal = !(agreed.flag & kNoFatal);
+    if (res.fatal && gather_fatal(shrunk, live, req.my_fatal, res.fatal_world_ranks) != MPI_SUCCESS) {
+      res.fatal_world_ranks.clear();
+      if (req.my_fatal) res.fatal_world_ranks.push_back(my_world_rank());
     }
     if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
 
@@ -217,7 +219,7 @@ RepairResult repair(const RepairRequest& req) {
     }
     res.world = shrunk;
     res.app = app;
-    res.my_logical = plan.exhausted ? req.my_logical : my_new;
+    res.my_logical = plan.exhausted ? req.my_logical : plan.new_logical[static_cast<std::size_t>(me)];
     res.active_size = plan.active_size;
     res.exhausted = plan.exhausted;
     res.shrunk = plan.shrunk;

@@ -43,7 +43,8 @@ struct RepairResult {
   int active_size = 0;
   bool exhausted = false;              // not enough spares, policy abort
   bool shrunk = false;                 // not enough spares, policy shrink
-  std::vector<int> fatal_world_ranks;  // processes that asked to end the job
+  bool fatal = false;                  // a process asked to end the job...
+  std::vector<int> fatal_world_ranks;  // ...these (in order; only this one if a failure hid the others)
   int rounds = 0;
   RepairTimes times;
 };
