@@ -27,12 +27,23 @@ def target(op, value):
     return {"op": op, "value": value}
 
 
+def number(value):
+    """value, or the float a string spells: YAML 1.1 (PyYAML) reads yaml-cpp's
+    9e-05 (no dot) as a string."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def result_line(text, *names):
     """The map of the first line `<name>: {...}` in text for any of names, or None."""
     for line in text.splitlines():
         if any(line.startswith(f"{name}: {{") for name in names):
             doc = yaml.safe_load(line)
-            return next(iter(doc.values()))
+            return {k: number(v) for k, v in next(iter(doc.values())).items()}
     return None
 
 

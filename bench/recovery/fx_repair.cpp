@@ -1,8 +1,11 @@
-// fx's side of the recovery benchmark: the same loop as raw_repair (an
-// allreduce per 1 ms step) as a ResilientApp, with the kill injected by fx
-// (inject: in the YAML / FX_INJECT). Rank 0 prints the recovery breakdown
-// of the run report as one YAML line, plus kill -> the first allreduce
-// completed after the repair, measured exactly as raw_repair does.
+// fx's side of the recovery and scaling benchmarks: the same loop as
+// raw_repair (an allreduce per 1 ms step, 100 steps in all) as a
+// ResilientApp, with the kills injected by fx (inject: in the YAML /
+// FX_INJECT; several victims at once as several specs). Every active rank
+// stamps the first allreduce completed after the repair against the newest
+// kill stamp; logical rank 0 prints the maximum over them with the recovery
+// breakdown of the run report as one YAML line, exactly as raw_repair does.
+// Nothing is checkpointed, so the restore call is fx's data-less one.
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
 #include <fx/inject.hpp>  // kill_stamp_path (internal)
@@ -15,30 +18,45 @@
 
 namespace {
 
+constexpr int kSteps = 100;
+
+double newest_kill_stamp() {
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  double t = 0;
+  for (int w = 0; w < world; ++w) {
+    std::ifstream in(fx::detail::kill_stamp_path(w));
+    double tk = 0;
+    if (in >> tk) t = std::max(t, tk);
+  }
+  return t;
+}
+
 class LoopApp : public fx::ResilientApp {
  public:
-  bool step(fx::Context& ctx, std::int64_t it) override {
+  bool step(fx::Context& ctx, std::int64_t) override {
+    const bool repaired = ctx.recoveries() > seen_;
+    // Nothing is restored: a recruited spare learns the step count here,
+    // as raw_repair's spare does in its repair.
+    if (repaired) done_ = ctx.comm().allreduce(done_, MPI_MAX);
     int v = 1;
     ctx.comm().allreduce(&v, &v, 1, MPI_SUM);
-    if (ctx.recoveries() > seen_) {
+    if (repaired) {
       const double t = fx::now();
       seen_ = ctx.recoveries();
-      for (int w = 0; w < 64; ++w) {  // the newest kill stamp among the world ranks
-        std::ifstream in(fx::detail::kill_stamp_path(w));
-        double tk = 0;
-        if (in >> tk) t_kill_ = std::max(t_kill_, tk);
-      }
-      if (t_kill_ > 0) resume_ms_ = (t - t_kill_) * 1e3;
+      const double t_kill = newest_kill_stamp();
+      if (t_kill > 0) resume_ms_ = (t - t_kill) * 1e3;
     }
     const timespec ts{0, 1000000};
     nanosleep(&ts, nullptr);
-    return it + 1 >= 100;
+    return ++done_ >= kSteps;
   }
   void finish(fx::Context& ctx) override {
+    const double slowest = ctx.comm().allreduce(resume_ms_, MPI_MAX);
     if (ctx.rank() != 0) return;
     for (const auto& r : ctx.report().recoveries()) {
       fx_bench::Line("fx_repair")
-          .add("kill_to_resume_ms", resume_ms_)
+          .add("kill_to_resume_ms", slowest)
           .add("kill_to_first_step_ms", r.total_s * 1e3)
           .add("detect_ms", r.detect_s * 1e3)
           .add("revoke_ms", r.revoke_s * 1e3)
@@ -53,7 +71,7 @@ class LoopApp : public fx::ResilientApp {
 
  private:
   int seen_ = 0;
-  double t_kill_ = 0;
+  int done_ = 0;  // steps completed by the job
   double resume_ms_ = -1;
 };
 

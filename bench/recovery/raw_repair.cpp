@@ -1,10 +1,13 @@
-// The reference the recovery benchmark measures fx against: a raw ULFM
-// repair loop with nothing else. Workers run an allreduce loop with 1 ms
-// steps; spares block in a receive on the world. At iteration --kill-at,
-// logical rank --victim stamps the time and raises SIGKILL; the others
-// revoke, shrink, exchange logical ranks and split so a spare takes the dead
-// rank's place; the next allreduce completing is "resumed".
-// Prints one YAML line from the new logical rank 0: kill_to_resume_ms, ...
+// The reference the recovery and scaling benchmarks measure fx against: a
+// raw ULFM repair loop with nothing else. Workers run an allreduce loop with
+// 1 ms steps (--iters in all, as fx_repair); spares block in a receive on
+// the world. At iteration --kill-at, each logical rank of --victims (a comma
+// list; --victim for one) stamps the time and raises SIGKILL; the others
+// revoke, shrink, exchange logical ranks and split so spares take the dead
+// ranks' places; the next allreduce completing is "resumed". Every active
+// rank stamps its resume against the newest kill stamp, and the new logical
+// rank 0 prints the maximum over them, with its own breakdown, as one YAML
+// line at the end: kill_to_resume_ms, ...
 #include <fx/clock.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/recovery/shutdown.hpp>
@@ -15,19 +18,55 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
+namespace {
+
+std::vector<int> parse_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+std::string stamp_path(int logical) {
+  const char* base = std::getenv("FX_STATUS_FILE");
+  return std::string(base ? base : "/tmp/fx") + ".rawkill." + std::to_string(logical);
+}
+
+// The newest kill stamp among the victims.
+double newest_kill(const std::vector<int>& victims) {
+  double t = 0;
+  for (int v : victims) {
+    double tk = 0;
+    if (FILE* f = std::fopen(stamp_path(v).c_str(), "r")) {
+      if (std::fscanf(f, "%lf", &tk) == 1) t = std::max(t, tk);
+      std::fclose(f);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  fx::detail::mark_started(world_rank);  // the launcher's start-up watch: a kill later is no start-up loss
   int spares = std::atoi(std::getenv("FX_SPARES") ? std::getenv("FX_SPARES") : "1");
-  int kill_at = 50, victim = 1, iters = 100;
+  int kill_at = 50, iters = 100;
+  std::vector<int> victims{1};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--kill-at") kill_at = std::atoi(argv[i + 1]);
-    if (a == "--victim") victim = std::atoi(argv[i + 1]);
+    if (a == "--victim" || a == "--victims") victims = parse_list(argv[i + 1]);
     if (a == "--iters") iters = std::atoi(argv[i + 1]);
   }
   MPI_Comm world;
@@ -40,10 +79,9 @@ int main(int argc, char** argv) {
   int logical = wr < n ? wr : -1;
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world, logical >= 0 ? 0 : MPI_UNDEFINED, logical, &app);
-  const std::string stamp =
-      std::string(std::getenv("FX_STATUS_FILE") ? std::getenv("FX_STATUS_FILE") : "/tmp/fx") + ".rawkill";
   const timespec step{0, 1000000};
-  double t_detect = 0, t_shrink = 0, t_split = 0;
+  double t_detect = 0, t_shrink = 0, t_split = 0, t_kill = 0, resume_ms = -1;
+  double shrink_ms = 0, rebuild_ms = 0;
   bool repaired = false;
   for (int it = 0; it < iters;) {
     int rc = MPI_SUCCESS;
@@ -52,8 +90,9 @@ int main(int argc, char** argv) {
       rc = MPI_Recv(&msg, 1, MPI_INT, MPI_ANY_SOURCE, 1, world, MPI_STATUS_IGNORE);
       if (rc == MPI_SUCCESS) break;  // released
     } else {
-      if (it == kill_at && logical == victim && !repaired) {
-        if (FILE* f = std::fopen(stamp.c_str(), "w")) {
+      const bool victim = std::find(victims.begin(), victims.end(), logical) != victims.end();
+      if (it == kill_at && victim && !repaired) {
+        if (FILE* f = std::fopen(stamp_path(logical).c_str(), "w")) {
           std::fprintf(f, "%.9f\n", fx::now());
           std::fclose(f);
         }
@@ -64,19 +103,8 @@ int main(int argc, char** argv) {
       if (rc == MPI_SUCCESS) {
         if (repaired && t_split > 0) {
           const double t_resume = fx::now();
-          double t_kill = 0;
-          if (FILE* f = std::fopen(stamp.c_str(), "r")) {
-            if (std::fscanf(f, "%lf", &t_kill) != 1) t_kill = 0;
-            std::fclose(f);
-          }
-          if (logical == 0) {
-            fx_bench::Line("raw_repair")
-                .add("kill_to_resume_ms", (t_resume - t_kill) * 1e3)
-                .add("detect_ms", (t_detect - t_kill) * 1e3)
-                .add("shrink_ms", (t_shrink - t_detect) * 1e3)
-                .add("rebuild_ms", (t_split - t_shrink) * 1e3)
-                .print();
-          }
+          t_kill = newest_kill(victims);
+          resume_ms = (t_resume - t_kill) * 1e3;
           t_split = 0;
         }
         nanosleep(&step, nullptr);
@@ -112,6 +140,8 @@ int main(int argc, char** argv) {
     MPI_Comm newapp = MPI_COMM_NULL;
     MPI_Comm_split(shrunk, logical >= 0 ? 0 : MPI_UNDEFINED, logical, &newapp);
     t_split = fx::now();
+    shrink_ms = (t_shrink - t_detect) * 1e3;
+    rebuild_ms = (t_split - t_shrink) * 1e3;
     world = shrunk;
     app = newapp;
     if (app != MPI_COMM_NULL) {
@@ -119,6 +149,18 @@ int main(int argc, char** argv) {
       MPI_Allreduce(MPI_IN_PLACE, &it, 1, MPI_INT, MPI_MAX, app);  // the spare learns where we are
     }
     repaired = true;
+  }
+  if (repaired && app != MPI_COMM_NULL) {
+    double slowest = resume_ms;
+    MPI_Allreduce(&resume_ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, app);
+    if (logical == 0) {
+      fx_bench::Line("raw_repair")
+          .add("kill_to_resume_ms", slowest)
+          .add("detect_ms", (t_detect - t_kill) * 1e3)
+          .add("shrink_ms", shrink_ms)
+          .add("rebuild_ms", rebuild_ms)
+          .print();
+    }
   }
   // Release the spares still waiting, then leave without MPI_Finalize.
   if (logical == 0) {

@@ -258,6 +258,38 @@ std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
   return exchange_summaries(mine, k, topology);
 }
 
+std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const Comm& on, bool cold) {
+  const int n = on.size();
+  const int r = on.rank();
+  const int source = detail::buddy_source(r, n, distance);
+  // The newest version this rank can restore alone, and the newest it knows of.
+  const Slot* own = nullptr;
+  std::int64_t newest = -1;
+  for (const auto& v : versions) {
+    if (v->size != n || v->iteration < 0) continue;
+    newest = std::max(newest, v->iteration);
+    if (v->own_ok && v->own_info.rank == r && (!own || v->iteration > own->iteration)) own = v.get();
+  }
+  const std::int64_t it = own ? own->iteration : -1;
+  const std::int64_t seq = own ? own->sequence : 0;
+  const bool holds = n < 2 || (own && own->held_ok && own->held_rank == source);
+  // Minima of each, of the negated maxima: equal everywhere when min == max.
+  std::array<std::int64_t, 7> v{it, -it, -newest, seq, -seq, holds ? 1 : 0, -sequence};
+  on.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
+  const bool same = v[0] == -v[1] && v[0] == -v[2] && v[3] == -v[4];
+  if (same && v[0] >= 0 && v[5] == 1 && !parity()) {
+    detail::RestorePlan plan;
+    plan.iteration = v[0];
+    plan.sequence = v[3];
+    plan.history = true;
+    plan.ranks.assign(static_cast<std::size_t>(n), detail::RankPlan{});
+    for (auto& rp : plan.ranks) rp.source = detail::Source::own;
+    return plan;
+  }
+  if (cold && v[2] == 1 && v[6] == 0) return detail::RestorePlan{};  // -newest == 1: nothing, ever
+  return std::nullopt;
+}
+
 std::vector<detail::Inventory> DataStore::Impl::exchange_summaries(
     const std::vector<detail::SlotSummary>& list, std::size_t k, bool topology) {
   const auto n = static_cast<std::size_t>(size());
@@ -493,15 +525,24 @@ std::optional<std::int64_t> DataStore::restore() {
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = own_comm().size();  // the first collective: every rank has arrived
-  const int r = own_.rank();
-  im.restore_steps = {{"arrival", now() - t0}};
+  const int n = comm_.size();
+  const int r = comm_.rank();
 
   // Everyone's inventory (and host, for the buddy placement), so that every
-  // rank computes the same plan, whatever it knew before.
-  const auto inv = im.exchange_inventories(im.versions, true);
-  im.restore_steps.emplace_back("inventory", now() - t0 - im.restore_steps[0].second);
-  const auto plan = detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
+  // rank computes the same plan, whatever it knew before; skipped when no
+  // rank lost anything (the topology then waits for the next commit). The
+  // check is a reduction on the app's communicator (no point-to-point
+  // message to mix with the app's), so a fresh start needs no communicator
+  // of the store's own: the next commit makes it.
+  const auto plan = [&] {
+    if (auto quick = im.plan_without_exchange(comm_, !options_.hdf5.restart)) return std::move(*quick);
+    own_comm();
+    const auto inv = im.exchange_inventories(im.versions, true);
+    return detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
+  }();
+  if (plan.iteration >= 0 || plan.history || options_.hdf5.restart) own_comm();
+  // "arrival": its first collective (waiting for every rank) and the plan.
+  im.restore_steps = {{"arrival", now() - t0}};
 
   CheckpointStats st;
   st.bytes = bytes();

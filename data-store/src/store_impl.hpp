@@ -168,7 +168,8 @@ struct DataStore::Impl {
   void cancel_background();  // receives posted for a restore that was called off
 
   // Topology: commit() gathers the hosts when set_comm() made them unknown,
-  // restore() always does (with the inventories).
+  // restore() does with the inventories (unless plan_without_exchange
+  // skips them).
   void ensure_topology();
   void set_topology(const char* names, std::size_t stride);
   // One allgather: every rank's newest depth()+2 slots of `slots` (restore:
@@ -176,6 +177,12 @@ struct DataStore::Impl {
   // which set the topology when `topology` is true.
   std::vector<detail::Inventory> exchange_inventories(const std::vector<std::unique_ptr<detail::Slot>>& slots,
                                                       bool topology);
+  // restore()'s plan without that exchange when one reduction shows it is
+  // trivial: every rank holds its own image and its buddy's copy of the
+  // same newest version (nothing to move), or no rank ever held anything
+  // and `cold` allows a fresh start from it; nullopt otherwise. `on`: the
+  // store's communicator or the app's it duplicates.
+  std::optional<detail::RestorePlan> plan_without_exchange(const Comm& on, bool cold);
   // The same for any summaries, `k` per rank (padded; equal on every rank).
   std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
                                                     std::size_t k, bool topology);

@@ -14,17 +14,18 @@ constexpr int kHistoryTag = 0x0f10;
 void HistoryHandover::plan(const std::vector<Identity>& before, const std::vector<Identity>& after) {
   // The last plan's recipients may not have got their record (a failure
   // during the handover): every process treats them as recipients again.
-  const std::vector<int> unsure = std::move(recipients_);
+  // Lookups by world rank keep this linear in the process count.
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::vector<char> was_active(static_cast<std::size_t>(world), 0);
+  for (const auto& b : before) was_active[static_cast<std::size_t>(b.world_rank)] = b.logical >= 0;
+  for (int w : recipients_) was_active[static_cast<std::size_t>(w)] = 0;
   donor_ = -1;
   recipients_.clear();
   int donor_logical = -1;
   for (const auto& m : after) {
     if (m.logical < 0) continue;
-    const auto was = std::find_if(before.begin(), before.end(),
-                                  [&m](const Identity& b) { return b.world_rank == m.world_rank; });
-    const bool survivor = was != before.end() && was->logical >= 0 &&
-                          std::find(unsure.begin(), unsure.end(), m.world_rank) == unsure.end();
-    if (!survivor) {
+    if (!was_active[static_cast<std::size_t>(m.world_rank)]) {
       recipients_.push_back(m.world_rank);
     } else if (donor_logical < 0 || m.logical < donor_logical) {
       donor_logical = m.logical;

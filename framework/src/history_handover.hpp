@@ -1,7 +1,8 @@
 #pragma once
 // The run record travels to the spares a repair recruited (any active rank
 // may write the report at the end): the surviving active rank with the
-// lowest logical rank sends them its whole record before the restore.
+// lowest logical rank sends them its whole record once every active rank
+// has completed its first step after the repair.
 #include <fx/report.hpp>
 
 #include <functional>
@@ -15,7 +16,8 @@ class HistoryHandover {
  public:
   // After a repair, on every process alike: who sends, who receives.
   void plan(const std::vector<Identity>& before, const std::vector<Identity>& after);
-  // This process's part, once per plan, before any collective of the app's.
+  // This process's part, once per plan, after the first step (every rank's
+  // collectives of that step are done, so none waits on the handover).
   // `check` turns a failed MPI call's code into the failure handling.
   void run(const Membership& m, Report& report, const std::function<void(int rc, const char* call)>& check);
 

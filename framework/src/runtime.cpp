@@ -120,7 +120,7 @@ void Runtime::execute() {
 }
 
 // Other ranks may be blocked waiting for this one: revoke, and let the
-// repair's identity exchange carry the verdict to every live process.
+// repair's agreement carry the verdict to every live process.
 void Runtime::on_error(const std::exception& e) {
   const auto* cfg = dynamic_cast<const ConfigError*>(&e);
   const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
@@ -198,10 +198,6 @@ void Runtime::reached(std::int64_t iteration) {
 }
 
 void Runtime::run_active() {
-  // Before any collective of the app's: the donor and the recipients
-  // would otherwise wait on each other (a survivor replays a split that a
-  // recruited spare makes only in setup()).
-  history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
   comms_.rebuild_if_stale();
   prepare();
   const double t_steps = now();
@@ -293,7 +289,13 @@ double Runtime::steps() {
     check_world_watch();
     fault_point(Phase::compute);
     const bool done = app_.step(ctx_, iteration_);
-    if (first) recorder_.resumed(iteration_);
+    if (first) {
+      recorder_.resumed(iteration_);
+      // After the resume, not on the repair's path: the record grows with
+      // the run (a progress entry per step). Every rank has finished the
+      // step's collectives, so the donor and the recipients meet here.
+      history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
+    }
     ++iteration_;
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
@@ -397,8 +399,9 @@ RepairResult Runtime::repair_world() {
 
 // Ended by an error: the lowest process that hit one speaks for the job.
 void Runtime::end_if_fatal(const RepairResult& res) {
-  if (res.fatal_world_ranks.empty()) return;
-  const bool speaker = res.fatal_world_ranks.front() == members_.world_rank();
+  if (!res.fatal) return;
+  const bool speaker =
+      !res.fatal_world_ranks.empty() && res.fatal_world_ranks.front() == members_.world_rank();
   if (speaker && fatal_code_ == ExitCode::usage) print_usage_error(fatal_);
   members_.keep_world(res.world);
   FX_THROW(JobEnded,

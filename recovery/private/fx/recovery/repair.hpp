@@ -11,16 +11,16 @@
 namespace fx::detail {
 
 // One process of the current world: its MPI_COMM_WORLD rank and logical
-// rank (-1: spare). The runtime keeps this table identical on every process.
+// rank (-1: spare). The runtime keeps this table identical on every process:
+// the repair derives who is alive from it without an exchange.
 struct Identity {
   int world_rank = -1;
   int logical = -1;
-  int fatal = 0;  // 1: this process hit an error no repair can fix
 };
 
 struct RepairRequest {
   MPI_Comm world = MPI_COMM_NULL;  // revoked or not; not freed here
-  std::vector<Identity> members;   // identity of each rank of `world`
+  std::vector<Identity> members;   // identity of each rank of `world` (or of a world it came from)
   int my_logical = -1;
   bool my_fatal = false;  // this process ends the job
   int active_size = 0;    // logical size before the failure
@@ -28,6 +28,8 @@ struct RepairRequest {
   int max_rounds = 10;
 };
 
+// rebuild: the live table, the plan and the new app communicator; agree:
+// the one agreement on the outcome.
 struct RepairTimes {
   double revoke = 0, shrink = 0, agree = 0, rebuild = 0;
 };
@@ -41,7 +43,8 @@ struct RepairResult {
   int active_size = 0;
   bool exhausted = false;              // not enough spares, policy abort
   bool shrunk = false;                 // not enough spares, policy shrink
-  std::vector<int> fatal_world_ranks;  // processes that asked to end the job
+  bool fatal = false;                  // a process asked to end the job...
+  std::vector<int> fatal_world_ranks;  // ...these (in order; only this one if a failure hid the others)
   int rounds = 0;
   RepairTimes times;
 };
