@@ -80,7 +80,8 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:2:3: checkpoint.memroy: expected one of memory, node, hdf5, mtbf_s (did you mean 'memory'?), got 'memroy'"},
+     "{f}:2:3: checkpoint.memroy: expected one of memory, node, hdf5, mtbf_s (did you mean 'memory'?), got "
+     "'memroy'"},
     {"unknown_key_no_suggestion",
      "recovery:\n  bananas: 3\n",
      {},
