@@ -30,15 +30,14 @@ bool CheckpointInterval::due(std::int64_t iteration) const {
   return iteration >= next_;
 }
 
-const CheckpointInterval::Choice& CheckpointInterval::committed(std::int64_t iteration, const Measured& m) {
+CheckpointInterval::Choice CheckpointInterval::committed(std::int64_t iteration, const Measured& m) {
   const double mtbf = mtbf_estimate_s(mtbf_s_, m.failures, m.elapsed_s);
   const double tau = daly_interval_s(m.commit_s, mtbf);
   // At least one step; a step time of 0 (a clock tick) means "many".
   const double steps = m.step_s > 0 ? tau / m.step_s : std::numeric_limits<int>::max();
   every_ = static_cast<int>(std::clamp(std::round(steps), 1.0, double(std::numeric_limits<int>::max() / 2)));
   next_ = iteration + every_;
-  last_ = {every_, m.commit_s, m.step_s, mtbf, expected_waste(every_ * m.step_s, m.commit_s, mtbf)};
-  return last_;
+  return {every_, m.commit_s, m.step_s, mtbf, expected_waste(every_ * m.step_s, m.commit_s, mtbf)};
 }
 
 void CheckpointInterval::resumed(std::int64_t iteration, int every) {

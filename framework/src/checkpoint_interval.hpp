@@ -38,7 +38,7 @@ class CheckpointInterval {
   // The step loop reached `iteration` (steps done): commit now?
   bool due(std::int64_t iteration) const;
   // After a commit at `iteration` (auto only): the next interval.
-  const Choice& committed(std::int64_t iteration, const Measured& m);
+  Choice committed(std::int64_t iteration, const Measured& m);
   // The loop resumes at `iteration` with `every` (agreed: a recovered
   // rank's own is 0).
   void resumed(std::int64_t iteration, int every);
@@ -49,7 +49,6 @@ class CheckpointInterval {
   double mtbf_s_;
   int every_;  // auto: the current interval (0: the first commit comes after the first step)
   std::int64_t next_ = 1;
-  Choice last_;
 };
 
 }  // namespace fx::detail

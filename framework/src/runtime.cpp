@@ -318,7 +318,7 @@ void Runtime::choose_interval(double commit_s, double step_s) {
   std::array<double, 4> m{commit_s, step_s, recorder_.since_start(), static_cast<double>(recoveries_)};
   app_comm().allreduce(m.data(), m.data(), m.size(), MPI_MAX);
   const int before = interval_.every();
-  const auto& c = interval_.committed(iteration_, {m[0], m[1], m[2], static_cast<int>(m[3])});
+  const auto c = interval_.committed(iteration_, {m[0], m[1], m[2], static_cast<int>(m[3])});
   report_.set_checkpoint_interval(c.every, c.waste);
   if (c.every != before)
     log::info(
