@@ -97,7 +97,6 @@ void DataStore::Impl::install_held(detail::IncomingHeld& in) {
 // Streams of this rank, completed here. Returns the bytes received.
 std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) {
   const int r = rank();
-  exchange_static_headers(streams);
   detail::Transfer t(comm, orphans);
   detail::IncomingHeld in = post_static_streams(streams, t);
   try {
@@ -116,15 +115,16 @@ std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) 
   return received;
 }
 
-// Streams of this rank that only re-protect (held copies): the app may go
-// on meanwhile, as for the dynamic members' re-protection. The new held
-// copy replaces the old one once every transfer of this rank is done; on a
-// failure the old state stays and the next restore finds the copy missing.
-void DataStore::Impl::start_static_streams(std::vector<Stream>& streams) {
-  if (streams.empty()) return;
-  exchange_static_headers(streams);
+// Streams of this rank that only re-protect (held copies), posted once the
+// app has resumed: the app goes on meanwhile, as for the dynamic members'
+// re-protection. The new held copy replaces the old one once every transfer
+// of this rank is done; on a failure the old state stays and the next
+// restore finds the copy missing.
+void DataStore::Impl::start_deferred_statics() {
+  if (sc.deferred.empty()) return;
   detail::Transfer t(comm, orphans);
-  auto in = std::make_shared<detail::IncomingHeld>(post_static_streams(streams, t));
+  auto in = std::make_shared<detail::IncomingHeld>(post_static_streams(sc.deferred, t));
+  sc.deferred.clear();
   background.push_back({t.release(), [this, in] {
                           if (in->owner >= 0) install_held(*in);
                         }});
@@ -140,9 +140,32 @@ std::uint64_t DataStore::Impl::publish_statics() {
     if (q == r || detail::buddy_of(q, n, d) == r)
       streams.push_back({q, q, detail::buddy_of(q, n, d), detail::kTagStatic, {}});
   sc.own = true;  // the app filled them before its first commit
+  exchange_static_headers(streams);
   run_static_streams(streams);
   sc.publish_due = false;
   return total(static_sizes());
+}
+
+// Every rank's static state, one row each: whether the app's memory holds
+// its own data, whose copy it holds, and the byte counts of both, so that
+// every transfer's size is known without a header message.
+detail::StaticState DataStore::Impl::gather_static_state() const {
+  detail::StaticState st;
+  st.members = statics.size();
+  const std::size_t row = st.row();
+  std::vector<std::uint64_t> mine(row, 0);
+  mine[0] = sc.own ? 1 : 0;
+  mine[1] = static_cast<std::uint64_t>(sc.held_rank + 1);
+  if (sc.own) {
+    const auto own = static_sizes();
+    std::copy(own.begin(), own.end(), mine.begin() + 2);
+  }
+  if (sc.held_rank >= 0 && sc.held_sizes.size() == st.members)
+    std::copy(sc.held_sizes.begin(), sc.held_sizes.end(), mine.begin() + 2 + static_cast<std::ptrdiff_t>(st.members));
+  st.rows.resize(row * static_cast<std::size_t>(size()));
+  FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), static_cast<int>(row), MPI_UINT64_T, st.rows.data(),
+                                   static_cast<int>(row), MPI_UINT64_T, comm.raw()));
+  return st;
 }
 
 std::uint64_t DataStore::Impl::restore_statics() {
@@ -150,12 +173,11 @@ std::uint64_t DataStore::Impl::restore_statics() {
   if (statics.empty() || n < 2) return 0;
   const int r = rank();
   const int d = std::max(distance, 1);
-  const std::array<int, 2> mine{sc.own ? 1 : 0, sc.held_rank};
-  const auto all = comm.allgather(mine);
-  sc.own = all[static_cast<std::size_t>(r)][0] == 1;
+  const detail::StaticState all = gather_static_state();
+  sc.own = all.own(r);
   auto holder = [&](int q) {
     for (int h = 0; h < n; ++h)
-      if (all[static_cast<std::size_t>(h)][1] == q) return h;
+      if (all.held_rank(h) == q) return h;
     return -1;
   };
   // Every rank derives the same streams: a rank without its data gets it
@@ -164,23 +186,23 @@ std::uint64_t DataStore::Impl::restore_statics() {
   std::vector<Stream> streams;
   bool complete = true;
   for (int q = 0; q < n; ++q) {
-    const bool own = all[static_cast<std::size_t>(q)][0] == 1;
+    const bool own = all.own(q);
     const int h = holder(q);
     const int b = detail::buddy_of(q, n, d);
     if (!own && h < 0) {
       complete = false;  // the app recomputes it; the next commit publishes again
       continue;
     }
-    if (!own) streams.push_back({q, h, q, detail::kTagStatic, {}});
-    if (all[static_cast<std::size_t>(b)][1] != q)
-      streams.push_back({q, own ? q : h, b, detail::kTagStaticHeld, {}});
+    if (!own) streams.push_back({q, h, q, detail::kTagStatic, all.held_sizes(h)});
+    if (all.held_rank(b) != q)
+      streams.push_back({q, own ? q : h, b, detail::kTagStaticHeld, own ? all.own_sizes(q) : all.held_sizes(h)});
   }
-  // A rank's own data before it resumes; the buddies' copies after.
-  std::vector<Stream> own, held;
+  // A rank's own data before it resumes; the buddies' copies once it has.
+  std::vector<Stream> own;
+  sc.deferred.clear();
   for (auto& s : streams)
-    if (s.from == r || s.to == r) (s.owner == s.to ? own : held).push_back(std::move(s));
+    if (s.from == r || s.to == r) (s.owner == s.to ? own : sc.deferred).push_back(std::move(s));
   const std::uint64_t received = run_static_streams(own);
-  start_static_streams(held);
   sc.publish_due = !complete;
   if (!complete && r == 0)
     log::info("static members: some rank lost its data and its copy; published again at the next commit");
@@ -192,6 +214,7 @@ void DataStore::Impl::reset_statics(int size) {
   sc.held.clear();
   sc.held_sizes.clear();
   sc.held_rank = -1;
+  sc.deferred.clear();
   sc.publish_due = true;
 }
 

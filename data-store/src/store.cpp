@@ -193,6 +193,7 @@ void DataStore::Impl::drain_orphans() {
 
 void DataStore::Impl::settle_background() {
   drain_orphans();
+  sc.deferred.clear();  // never posted: nothing to wait for
   for (auto& b : background) {
     bool ok = true;
     for (auto& r : b.requests) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
@@ -202,6 +203,7 @@ void DataStore::Impl::settle_background() {
 }
 
 void DataStore::Impl::cancel_background() {
+  sc.deferred.clear();
   // Only receives are pending (their senders never started): cancel them.
   for (auto& b : background) {
     for (auto& r : b.requests) {
@@ -214,6 +216,7 @@ void DataStore::Impl::cancel_background() {
 
 void DataStore::Impl::flush() {
   drain_orphans();
+  start_deferred_statics();
   while (!background.empty()) {
     detail::Background b = std::move(background.front());
     background.erase(background.begin());
@@ -447,6 +450,8 @@ int DataStore::buddy_distance() const {
 }
 const CheckpointStats& DataStore::last_commit_stats() const { return impl_->commit_stats; }
 const CheckpointStats& DataStore::last_restore_stats() const { return impl_->restore_stats; }
+
+void DataStore::start_reprotection() { impl_->start_deferred_statics(); }
 
 void DataStore::flush() { impl_->flush(); }
 

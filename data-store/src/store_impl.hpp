@@ -221,11 +221,12 @@ struct DataStore::Impl {
   std::uint64_t restore_statics();
   void reset_statics(int size);  // the comm changed size: copies of another decomposition
   std::vector<std::uint64_t> static_sizes() const;
+  detail::StaticState gather_static_state() const;
   void exchange_static_headers(std::vector<detail::StaticStream>& streams);
   detail::IncomingHeld post_static_streams(const std::vector<detail::StaticStream>& streams,
                                            detail::Transfer& t);
   std::uint64_t run_static_streams(std::vector<detail::StaticStream>& streams);
-  void start_static_streams(std::vector<detail::StaticStream>& streams);  // completed in the background
+  void start_deferred_statics();  // sc.deferred, completed in the background
   void install_held(detail::IncomingHeld& in);
 
   // HDF5 level (disk.cpp)

@@ -291,6 +291,7 @@ double Runtime::steps() {
     const bool done = app_.step(ctx_, iteration_);
     if (first) {
       recorder_.resumed(iteration_);
+      store_->start_reprotection();
       // After the resume, not on the repair's path: the record grows with
       // the run (a progress entry per step). Every rank has finished the
       // step's collectives, so the donor and the recipients meet here.
