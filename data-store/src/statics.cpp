@@ -1,7 +1,8 @@
 // Static members (DataStore::add_static): sent to the buddy at the first
 // commit after registration, given back to recovered ranks by restore().
-// Each transfer is a header (the byte count of every member) and then one
-// message per member, straight from and into the app's memory.
+// A transfer is one message per member, straight from and into the app's
+// memory; its sizes come from a header message (publish) or from the
+// allgather of every rank's state (restore).
 #include <fx/data_store/store.hpp>
 #include <fx/log.hpp>
 
@@ -161,7 +162,8 @@ detail::StaticState DataStore::Impl::gather_static_state() const {
     std::copy(own.begin(), own.end(), mine.begin() + 2);
   }
   if (sc.held_rank >= 0 && sc.held_sizes.size() == st.members)
-    std::copy(sc.held_sizes.begin(), sc.held_sizes.end(), mine.begin() + 2 + static_cast<std::ptrdiff_t>(st.members));
+    std::copy(sc.held_sizes.begin(), sc.held_sizes.end(),
+              mine.begin() + 2 + static_cast<std::ptrdiff_t>(st.members));
   st.rows.resize(row * static_cast<std::size_t>(size()));
   FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), static_cast<int>(row), MPI_UINT64_T, st.rows.data(),
                                    static_cast<int>(row), MPI_UINT64_T, comm.raw()));
@@ -195,7 +197,8 @@ std::uint64_t DataStore::Impl::restore_statics() {
     }
     if (!own) streams.push_back({q, h, q, detail::kTagStatic, all.held_sizes(h)});
     if (all.held_rank(b) != q)
-      streams.push_back({q, own ? q : h, b, detail::kTagStaticHeld, own ? all.own_sizes(q) : all.held_sizes(h)});
+      streams.push_back(
+          {q, own ? q : h, b, detail::kTagStaticHeld, own ? all.own_sizes(q) : all.held_sizes(h)});
   }
   // A rank's own data before it resumes; the buddies' copies once it has.
   std::vector<Stream> own;

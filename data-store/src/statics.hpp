@@ -39,7 +39,9 @@ struct StaticState {
   bool own(int q) const { return at(q)[0] == 1; }
   int held_rank(int q) const { return static_cast<int>(at(q)[1]) - 1; }
   std::vector<std::uint64_t> own_sizes(int q) const { return {at(q) + 2, at(q) + 2 + members}; }
-  std::vector<std::uint64_t> held_sizes(int q) const { return {at(q) + 2 + members, at(q) + 2 + 2 * members}; }
+  std::vector<std::uint64_t> held_sizes(int q) const {
+    return {at(q) + 2 + members, at(q) + 2 + 2 * members};
+  }
 };
 
 // A held copy on its way in: it replaces StaticCopies::held only once
