@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "checksum.hpp"
 #include "store_impl.hpp"
 #include "xor.hpp"
 
@@ -124,6 +125,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
                                : fmt::format("image of iteration {} rebuilt from parity", it);
   if (me.source != Source::own) advise_fresh_members();
   Slot* mine = nullptr;
+  bool me_direct = false;  // received straight into the members (pull_buddy)
   if (me.source == Source::own) {
     for (auto& v : versions) {
       if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == n) mine = v.get();
@@ -144,16 +146,21 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
     rebuild_parity(plan, mine);
   } else {
     // Post the pulls, load the own copy while the receivers copy (they pull
-    // the bytes themselves on one node), then wait.
+    // the bytes themselves on one node), check the copies sent, then wait.
     Transfer t(comm, orphans);
-    pull_buddy(plan, t, mine);
+    detail::Pull pull = pull_buddy(plan, t, mine);
     if (me.source == Source::own) {
       checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what); });
       if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
     }
+    if (!verify_sent(plan)) ok = false;
     t.wait();
+    if (pull.direct) {
+      checked([&] { finish_pull(pull, *mine, what); });
+      me_direct = true;
+    }
   }
-  if (me.source != Source::own || parity()) {
+  if ((me.source != Source::own && !me_direct) || parity()) {
     checked([&] {
       if (me.source != Source::own) {
         mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), what);
@@ -167,38 +174,49 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
       mine->own_ok = true;
     });
   }
-  // Re-protection: receives before the agreement, sends after it. Nothing
-  // can arrive before restore() returns, so the copies run during the
-  // application's next MPI calls instead of inside this restore.
-  if (!parity()) start_protect(plan, Side::receive);
+  // Re-protection once every rank has restored: planned here, posted by
+  // start_reprotection() after the app's first step (or by the next
+  // flush()), so that the copies do not run in this restore's last MPI
+  // calls, on the recovered rank's time.
   const bool all_ok = agree(ok ? 1 : 0) != 0;
-  if (!parity()) {
-    if (all_ok)
-      start_protect(plan, Side::send);
-    else
-      cancel_background();
-  }
+  if (all_ok && !parity()) plan_protect(plan);
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
 }
 
-// A recovered rank receives its whole image from the rank holding its
-// copy, into its version slot (which makes it its own copy again), then
-// unpacks it. Not straight into application memory: that saves no work
-// once the own copy must be made too, and Open MPI's single-copy transfer
-// from a huge-page buffer into memory already on 4 KiB pages measured
-// 2-4 times slower here than into a huge-page buffer.
-void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
+// A recovered rank receives its image from the rank holding its copy: the
+// header block, then one message per member straight into the app's
+// memory (members without host memory into the version slot, loaded from
+// there), about one transfer of its data. The holder checks the copy's
+// checksums meanwhile, and the rank's own copy of the version comes in the
+// background (plan_own_copy). Both sides parse the same header, so they
+// agree on the messages. When the holder must also receive a fresh copy
+// into the buffer it would send the own copy from, the whole image goes
+// into the slot and is unpacked, as one message plus one copy.
+bool DataStore::Impl::pulls_directly(const detail::RestorePlan& plan, int q) const {
+  const auto& me = plan.ranks[static_cast<std::size_t>(q)];
+  if (me.protect_to >= 0) return false;  // its own image goes out again at once
+  for (const auto& rp : plan.ranks)
+    if (rp.protect_to == me.holder) return false;
+  return true;
+}
+
+detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
   const auto& me = plan.ranks[static_cast<std::size_t>(r)];
+  detail::Pull pull;
   if (me.source == Source::buddy) {
     Slot& s = slot_for(it, n);
     s.sequence = plan.sequence;
     mine = &s;
     s.own.reset(me.bytes);
-    t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
+    if (!pulls_directly(plan, r)) {
+      t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
+    } else {
+      pull = post_member_pulls(s, me, t);
+    }
   }
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
@@ -208,45 +226,161 @@ void DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, S
       FX_THROW(CheckpointError,
                fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}", q, it));
     }
-    t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
+    if (!pulls_directly(plan, q)) {
+      t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
+      continue;
+    }
+    t.send(s->held.data(), s->held_header, q, detail::kTagPull);
+    try {
+      const auto info = detail::read_header(s->held.data(), s->held_header, "held copy");
+      if (info.total_bytes != s->held.size()) continue;  // the receiver sees the same
+      for (const auto& m : info.members)
+        if (m.bytes > 0) t.send(s->held.data() + info.payload_offset + m.offset, m.bytes, q, detail::kTagPull);
+    } catch (const CheckpointError&) {
+      // The receiver cannot parse it either: it waits for nothing more.
+    }
   }
+  return pull;
+}
+
+// The recovered rank's side: the header first (both sides derive the member
+// messages from it), then every member where it belongs.
+detail::Pull DataStore::Impl::post_member_pulls(Slot& s, const detail::RankPlan& me, Transfer& t) {
+  detail::Pull pull;
+  {
+    Transfer head(comm, orphans);
+    head.recv(s.own.data(), me.header, me.holder, detail::kTagPull);
+    head.wait();
+  }
+  pull.direct = true;
+  const std::string what = fmt::format("copy received from rank {}", me.holder);
+  try {
+    pull.info = detail::read_header(s.own.data(), me.header, what);
+    if (pull.info.total_bytes != me.bytes)
+      FX_THROW(CheckpointError, fmt::format("{}: image of {} bytes announced as {}", what,
+                                            pull.info.total_bytes, me.bytes));
+  } catch (const CheckpointError& e) {
+    pull.error = e.what();
+    return pull;
+  }
+  try {
+    detail::check_compatible(pull.info, members, what);
+    pull.compatible = true;
+  } catch (const CheckpointError& e) {
+    pull.error = e.what();
+  }
+  std::byte* payload = s.own.data() + pull.info.payload_offset;
+  for (std::size_t i = 0; i < pull.info.members.size(); ++i) {
+    const auto& rec = pull.info.members[i];
+    if (rec.bytes == 0) continue;
+    const bool into_app = pull.compatible && members[i].host;
+    t.recv(into_app ? static_cast<std::byte*>(members[i].host()) : payload + rec.offset, rec.bytes, me.holder,
+           detail::kTagPull);
+  }
+  return pull;
+}
+
+// After the member messages: the members without host memory load from the
+// slot (checked here); the others were checked by the holder.
+void DataStore::Impl::finish_pull(const detail::Pull& pull, Slot& s, const std::string& what) {
+  if (!pull.error.empty()) FX_THROW(CheckpointError, pull.error);
+  const detail::ImageInfo& info = pull.info;
+  if (info.iteration != s.iteration || info.rank != rank()) {
+    FX_THROW(CheckpointError,
+             fmt::format("{}: holds iteration {} of rank {}", what, info.iteration, info.rank));
+  }
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].host) continue;
+    const auto& rec = info.members[i];
+    const std::byte* src = s.own.data() + info.payload_offset + rec.offset;
+    if (detail::hash_bytes(src, rec.bytes) != rec.hash)
+      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, rec.name));
+    members[i].load(src);
+  }
+  s.sequence = info.sequence;
+  s.own_info = info;  // own_ok once the own copy has arrived (plan_own_copy)
+}
+
+// The holder's side: the copies it sent straight into members, checked
+// against their checksums while the receivers copy. False on a mismatch.
+bool DataStore::Impl::verify_sent(const detail::RestorePlan& plan) {
+  const int r = rank();
+  bool ok = true;
+  for (int q = 0; q < size(); ++q) {
+    const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    if (rp.source != Source::buddy || rp.holder != r || !pulls_directly(plan, q)) continue;
+    const Slot* s = find(plan.iteration);
+    const std::string what = fmt::format("copy of rank {}'s iteration {} held here", q, plan.iteration);
+    try {
+      detail::verify_payload(detail::read_header(s->held.data(), s->held_header, what), s->held.data(), what);
+    } catch (const CheckpointError& e) {
+      log::warn("{}", e.what());
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 // Re-create missing buddy copies in the background (a recovered rank's,
-// and the one a recovered rank should hold). The application resumes at once,
+// and the one a recovered rank should hold), and the own copy of a rank
+// that received its members directly. The application resumes at once,
 // MPI progresses the copies during its steps, and the next commit(),
 // restore() or flush() completes them before relying on them.
-void DataStore::Impl::start_protect(const detail::RestorePlan& plan, Side side) {
+void DataStore::Impl::plan_protect(const detail::RestorePlan& plan) {
   const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
-  const bool send = side == Side::send;
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+    if (rp.source == Source::buddy && pulls_directly(plan, q)) plan_own_copy(plan, q);
     // Always from the own image: this rank's held copy may be the buffer
     // the receive side has just replaced.
-    if (send && rp.protect_from == r) {
+    if (rp.protect_from == r) {
       Slot* s = find(it);
       if (q != r || !s || !s->own_ok) {
         FX_THROW(
             CheckpointError,
             fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}", q, it));
       }
-      Transfer x(comm, orphans);
-      x.send(s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect);
-      background.push_back({x.release(), nullptr});
+      deferred.push_back({s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect, true, {}});
     }
-    if (!send && rp.protect_to == r) {
+    if (rp.protect_to == r) {
       Slot& s = slot_for(it, n);
       s.sequence = plan.sequence;
       s.held_ok = false;
       s.held.reset(rp.bytes);
-      Transfer x(comm, orphans);
-      x.recv(s.held.data(), rp.bytes, rp.protect_from, detail::kTagProtect);
       Slot* sp = &s;
-      background.push_back({x.release(), [sp, q, header = rp.header] { sp->hold(q, header); }});
+      deferred.push_back({s.held.data(), rp.bytes, rp.protect_from, detail::kTagProtect, false,
+                          [sp, q, header = rp.header] { sp->hold(q, header); }});
     }
   }
+}
+
+// A rank that received its members directly gets its own copy of the
+// version from the same holder: the whole image into its slot, which
+// becomes its own copy once complete.
+void DataStore::Impl::plan_own_copy(const detail::RestorePlan& plan, int q) {
+  const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
+  Slot* s = find(plan.iteration);
+  if (!s) return;
+  if (rp.holder == rank()) {
+    deferred.push_back({s->held.data(), s->held.size(), q, detail::kTagOwnCopy, true, {}});
+  } else if (q == rank() && s->own_info.rank == q) {
+    deferred.push_back({s->own.data(), rp.bytes, rp.holder, detail::kTagOwnCopy, false, [s] { s->own_ok = true; }});
+  }
+}
+
+void DataStore::Impl::start_deferred() {
+  for (auto& d : deferred) {
+    Transfer x(comm, orphans);
+    if (d.send)
+      x.send(d.data, d.bytes, d.peer, d.tag);
+    else
+      x.recv(d.data, d.bytes, d.peer, d.tag);
+    background.push_back({x.release(), std::move(d.done)});
+  }
+  deferred.clear();
+  start_deferred_statics();
 }
 
 // Parity: the one rank of a group without its image gets, from every other

@@ -193,7 +193,8 @@ void DataStore::Impl::drain_orphans() {
 
 void DataStore::Impl::settle_background() {
   drain_orphans();
-  sc.deferred.clear();  // never posted: nothing to wait for
+  deferred.clear();  // never posted: nothing to wait for
+  sc.deferred.clear();
   for (auto& b : background) {
     bool ok = true;
     for (auto& r : b.requests) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
@@ -203,6 +204,7 @@ void DataStore::Impl::settle_background() {
 }
 
 void DataStore::Impl::cancel_background() {
+  deferred.clear();
   sc.deferred.clear();
   // Only receives are pending (their senders never started): cancel them.
   for (auto& b : background) {
@@ -216,7 +218,7 @@ void DataStore::Impl::cancel_background() {
 
 void DataStore::Impl::flush() {
   drain_orphans();
-  start_deferred_statics();
+  start_deferred();
   while (!background.empty()) {
     detail::Background b = std::move(background.front());
     background.erase(background.begin());
@@ -451,7 +453,7 @@ int DataStore::buddy_distance() const {
 const CheckpointStats& DataStore::last_commit_stats() const { return impl_->commit_stats; }
 const CheckpointStats& DataStore::last_restore_stats() const { return impl_->restore_stats; }
 
-void DataStore::start_reprotection() { impl_->start_deferred_statics(); }
+void DataStore::start_reprotection() { impl_->start_deferred(); }
 
 void DataStore::flush() { impl_->flush(); }
 

@@ -36,7 +36,8 @@ enum Tag : int {
   kTagPrior,       // restore_resized: old images to the ranks that want them
   kTagStatic,      // static members: a rank's own (publish, restore)
   kTagStaticHeld,  // static members: the buddy's copy (restore)
-  kTagNode,        // node level: an image from the rank that read it to its rank
+  kTagNode,     // node level: an image from the rank that read it to its rank
+  kTagOwnCopy,  // restore: a recovered rank's own copy, after its members
 };
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.
@@ -44,6 +45,14 @@ std::array<char, kHostName> host_name();
 
 // One version on this rank: its own image and the redundancy it holds for
 // others (a buddy's image, or a parity block).
+// A recovered rank's pull straight into its members (pull_buddy).
+struct Pull {
+  bool direct = false;      // member messages (else one image into the slot)
+  bool compatible = false;  // the header matches the registered members
+  ImageInfo info;
+  std::string error;  // why the members cannot be used
+};
+
 struct Slot {
   std::int64_t iteration = -1;
   std::int64_t sequence = 0;
@@ -99,6 +108,16 @@ struct Background {
   std::function<void()> done;  // runs once all completed successfully
 };
 
+// A transfer a restore planned, posted once the app has resumed.
+struct Deferred {
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+  int peer = -1;
+  int tag = 0;
+  bool send = false;
+  std::function<void()> done;  // after it completed successfully
+};
+
 }  // namespace fx::detail
 
 namespace fx {
@@ -126,6 +145,7 @@ struct DataStore::Impl {
   // completed those requests (MPI may still read or write them until then).
   std::vector<detail::Buffer> orphan_buffers;
   std::vector<detail::Background> background;
+  std::vector<detail::Deferred> deferred;  // planned by a restore, posted after the app resumed
   CheckpointStats commit_stats, restore_stats;
   detail::Buffer scratch_a, scratch_b;
   bool warned_alone = false;
@@ -197,9 +217,14 @@ struct DataStore::Impl {
   void advise_fresh_members();
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
-  void pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
-  enum class Side { receive, send };
-  void start_protect(const detail::RestorePlan& plan, Side side);
+  detail::Pull pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
+  bool pulls_directly(const detail::RestorePlan& plan, int q) const;
+  detail::Pull post_member_pulls(detail::Slot& s, const detail::RankPlan& me, detail::Transfer& t);
+  void finish_pull(const detail::Pull& pull, detail::Slot& s, const std::string& what);
+  bool verify_sent(const detail::RestorePlan& plan);
+  void plan_protect(const detail::RestorePlan& plan);  // into `deferred`
+  void plan_own_copy(const detail::RestorePlan& plan, int q);
+  void start_deferred();  // posts `deferred` and the static members' (start_reprotection)
   void rebuild_parity(const detail::RestorePlan& plan, detail::Slot*& mine);
   // restore_resized (resize.cpp): old rank q's image from its old parity
   // group, into `out` on the rank the plan chose. Collective over the group.
