@@ -235,7 +235,8 @@ detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transf
       const auto info = detail::read_header(s->held.data(), s->held_header, "held copy");
       if (info.total_bytes != s->held.size()) continue;  // the receiver sees the same
       for (const auto& m : info.members)
-        if (m.bytes > 0) t.send(s->held.data() + info.payload_offset + m.offset, m.bytes, q, detail::kTagPull);
+        if (m.bytes > 0)
+          t.send(s->held.data() + info.payload_offset + m.offset, m.bytes, q, detail::kTagPull);
     } catch (const CheckpointError&) {
       // The receiver cannot parse it either: it waits for nothing more.
     }
@@ -257,8 +258,8 @@ detail::Pull DataStore::Impl::post_member_pulls(Slot& s, const detail::RankPlan&
   try {
     pull.info = detail::read_header(s.own.data(), me.header, what);
     if (pull.info.total_bytes != me.bytes)
-      FX_THROW(CheckpointError, fmt::format("{}: image of {} bytes announced as {}", what,
-                                            pull.info.total_bytes, me.bytes));
+      FX_THROW(CheckpointError,
+               fmt::format("{}: image of {} bytes announced as {}", what, pull.info.total_bytes, me.bytes));
   } catch (const CheckpointError& e) {
     pull.error = e.what();
     return pull;
@@ -342,7 +343,8 @@ void DataStore::Impl::plan_protect(const detail::RestorePlan& plan) {
             CheckpointError,
             fmt::format("restore plan expects this rank to have rank {}'s image of iteration {}", q, it));
       }
-      deferred.push_back({s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect, true, {}});
+      deferred.push_back(
+          {s->own.data(), s->own_info.total_bytes, rp.protect_to, detail::kTagProtect, true, {}});
     }
     if (rp.protect_to == r) {
       Slot& s = slot_for(it, n);
@@ -366,7 +368,8 @@ void DataStore::Impl::plan_own_copy(const detail::RestorePlan& plan, int q) {
   if (rp.holder == rank()) {
     deferred.push_back({s->held.data(), s->held.size(), q, detail::kTagOwnCopy, true, {}});
   } else if (q == rank() && s->own_info.rank == q) {
-    deferred.push_back({s->own.data(), rp.bytes, rp.holder, detail::kTagOwnCopy, false, [s] { s->own_ok = true; }});
+    deferred.push_back(
+        {s->own.data(), rp.bytes, rp.holder, detail::kTagOwnCopy, false, [s] { s->own_ok = true; }});
   }
 }
 

@@ -36,8 +36,8 @@ enum Tag : int {
   kTagPrior,       // restore_resized: old images to the ranks that want them
   kTagStatic,      // static members: a rank's own (publish, restore)
   kTagStaticHeld,  // static members: the buddy's copy (restore)
-  kTagNode,     // node level: an image from the rank that read it to its rank
-  kTagOwnCopy,  // restore: a recovered rank's own copy, after its members
+  kTagNode,        // node level: an image from the rank that read it to its rank
+  kTagOwnCopy,     // restore: a recovered rank's own copy, after its members
 };
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.

@@ -145,16 +145,16 @@ class DataStore {
     return std::exchange(resized_restore_, std::nullopt);
   }
 
-  // Post the re-protection restore() leaves for after the app has resumed
-  // (the static members' buddy copies: as large as a matrix, they would
-  // slow the first step of the rank receiving one) and return; MPI moves
-  // them during the app's next steps. Not collective: each rank posts its
-  // part. The runtime calls it after the first step; flush() does it when
-  // nobody did.
+  // Post the re-protection restore() plans for after the app has resumed
+  // (the buddy copies a failure took, static ones included, and a
+  // recovered rank's own copy of the version) and return; MPI moves them
+  // during the app's next steps, not in the restore's last calls on the
+  // recovered rank's time. Not collective: each rank posts its part. The
+  // runtime calls it after the first step; flush() does it when nobody did.
   void start_reprotection();
-  // Wait for the background transfers restore() left running (re-creating
-  // buddy copies for recovered ranks). Not collective; commit() and restore()
-  // do it first themselves. Throws ProcessFailure if a peer died.
+  // Wait for the re-protection restore() planned (posting it first when
+  // start_reprotection() was not called). Not collective; commit() and
+  // restore() do it first themselves. Throws ProcessFailure if a peer died.
   void flush();
 
   // The buddy distance chosen for the hosts of this communicator (0: the
