@@ -6,6 +6,8 @@
 
 #include "minife.hpp"
 
+#include <map>
+
 namespace {
 
 using miniapps::minife::Params;
@@ -75,7 +77,7 @@ TEST(MinifeProblem, BoundaryConditionsAreMiniFEs) {
     }
   }
   // Interior node next to the x = 1 face: b = source - (coupling to the face).
-  const auto ke = miniapps::minife::element_matrix({0.25, 0.25, 0.25});
+  const auto ke = miniapps::minife::element_matrix({0.25, 0.25, 0.25}, miniapps::minife::kMinifeGaussPoint);
   double diag = 0;
   for (int e = 0; e < 8; ++e) diag += ke[static_cast<std::size_t>(e)][static_cast<std::size_t>(e)];
   const std::int64_t i = a.local({3, 2, 2});
@@ -84,6 +86,33 @@ TEST(MinifeProblem, BoundaryConditionsAreMiniFEs) {
       EXPECT_NEAR(val(k), diag, 1e-15);
     }
   EXPECT_GT(b(i), 0.25 * 0.25 * 0.25);  // the face (u = 1) pulls the source up
+}
+
+// miniFE's own values (its A and b dumped after the boundary conditions,
+// 8^3, row of node (5, 5, 5)): its truncated Gauss abscissa makes the
+// diagonal 1/3 h - 1.1e-10 and the face neighbours 2.7e-11 instead of 0.
+TEST(MinifeProblem, EntriesAreMiniFEsToRounding) {
+  const Params p = cube(ProblemKind::minife, 8);
+  Problem a(p, 0, 1);
+  a.assemble(p);
+  auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.row_ptr);
+  auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.val);
+  auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.col);
+  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.b);
+  const std::int64_t i = a.local({5, 5, 5});
+  const std::map<std::int64_t, double> minife = {{i, 0.33333333322385283},
+                                                 {a.local({4, 5, 5}), 2.7370160743953389e-11},
+                                                 {a.local({5, 4, 5}), 2.7370159117650131e-11},
+                                                 {a.local({5, 5, 4}), 2.7370131280759352e-11}};
+  int found = 0;
+  for (auto k = ptr(i); k < ptr(i + 1); ++k) {
+    const auto it = minife.find(col(k));
+    if (it == minife.end()) continue;
+    EXPECT_NEAR(val(k), it->second, 1e-15) << "column " << col(k);
+    ++found;
+  }
+  EXPECT_EQ(found, 4);
+  EXPECT_NEAR(b(i), 0.0019531249999999991, 1e-17);
 }
 
 TEST(MinifeProblem, AnalyticSolutionHasMiniFEsBoundaryValues) {
