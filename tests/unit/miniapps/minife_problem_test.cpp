@@ -7,6 +7,7 @@
 #include "minife.hpp"
 
 #include <map>
+#include <utility>
 
 namespace {
 
@@ -59,14 +60,29 @@ TEST(MinifeProblem, UnitKeepsItsStructure) {
   EXPECT_EQ(totals(cube(ProblemKind::unit, 20), 4), std::make_pair(std::int64_t{9261}, std::int64_t{168777}));
 }
 
+template <class V>
+using Mirror = decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), std::declval<V>()));
+
+// Problem minife on an n^3 cube, one rank, its matrix and b on the host.
+struct Assembled {
+  explicit Assembled(int n) : p(cube(ProblemKind::minife, n)), a(p, 0, 1) {
+    a.assemble(p);
+    ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.row_ptr);
+    val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.val);
+    col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.col);
+    b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.b);
+  }
+  Params p;
+  Problem a;
+  Mirror<decltype(Problem::row_ptr)> ptr;
+  Mirror<decltype(Problem::val)> val;
+  Mirror<decltype(Problem::col)> col;
+  Mirror<decltype(Problem::b)> b;
+};
+
 TEST(MinifeProblem, BoundaryConditionsAreMiniFEs) {
-  const Params p = cube(ProblemKind::minife, 4);
-  Problem a(p, 0, 1);
-  a.assemble(p);
-  auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.row_ptr);
-  auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.val);
-  auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.col);
-  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.b);
+  const Assembled m(4);
+  const auto& [p, a, ptr, val, col, b] = m;
   for (std::int64_t i = 0; i < a.n_own; ++i) {
     const auto g = a.node(i);
     const bool hot = g[0] == 4,
@@ -92,13 +108,8 @@ TEST(MinifeProblem, BoundaryConditionsAreMiniFEs) {
 // 8^3, row of node (5, 5, 5)): its truncated Gauss abscissa makes the
 // diagonal 1/3 h - 1.1e-10 and the face neighbours 2.7e-11 instead of 0.
 TEST(MinifeProblem, EntriesAreMiniFEsToRounding) {
-  const Params p = cube(ProblemKind::minife, 8);
-  Problem a(p, 0, 1);
-  a.assemble(p);
-  auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.row_ptr);
-  auto val = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.val);
-  auto col = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.col);
-  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.b);
+  const Assembled m(8);
+  const auto& [p, a, ptr, val, col, b] = m;
   const std::int64_t i = a.local({5, 5, 5});
   const std::map<std::int64_t, double> minife = {{i, 0.33333333322385283},
                                                  {a.local({4, 5, 5}), 2.7370160743953389e-11},
