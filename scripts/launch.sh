@@ -234,15 +234,28 @@ launch() {
   wait "$pid"; rc=$?
 }
 
-# PMIx's listener thread sometimes fails to start when several launches
-# start at once ("The PMIx server's listener thread failed to start", no
-# rank started): that launch is retried, nothing else is.
+# mpiexec's own start-up sometimes fails before any rank ran: PMIx's
+# listener thread when several launches start at once ("The PMIx server's
+# listener thread failed to start"), or, across hosts, a daemon that exits
+# 213 on a live host before reporting back ("A daemon failed to report
+# back", about 1 launch in 40 on the test hosts). That launch is retried;
+# nothing else is.
+start_failure() {
+  sleep 0.3
+  if grep -q "listener thread failed to start" "$start_log" 2>/dev/null; then
+    echo "PMIx listener thread"
+  elif [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_log" 2>/dev/null; then
+    echo "a daemon failed to report back; no rank had started"
+  else
+    return 1
+  fi
+}
 for attempt in 1 2 3; do
   launch "$@"
   if [ ! -s "$status_file" ] && [ ! -e "$status_file.timeout" ] && [ "$attempt" -lt 3 ] &&
-     { sleep 0.3; grep -q "listener thread failed to start" "$start_log" 2>/dev/null; }; then
+     why=$(start_failure); then
     kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
-    echo "fx run: mpiexec failed to start (PMIx listener thread); retrying (attempt $((attempt + 1)) of 3)" >&2
+    echo "fx run: mpiexec failed to start ($why); retrying (attempt $((attempt + 1)) of 3)" >&2
     sleep 1
     continue
   fi
