@@ -187,11 +187,11 @@ launch() {
   # stderr also goes to start_log (for the retry below) through a tee owned
   # by this shell: as mpiexec's own child it would count as a live rank in
   # the exit check below.
-  exec {errfd}> >(tee "$start_log" >&2)
+  exec {errfd}> >(tee "$start_log" >&2) {outfd}> >(tee "$start_log.out")
   setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
-    "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" &
+    "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" >&"$outfd" &
   pid=$!
-  exec {errfd}>&-
+  exec {errfd}>&- {outfd}>&-
   # The supervisor finds the job's leftovers by mpiexec's PMIx namespace.
   [ -n "${FX_JOB_INFO:-}" ] && echo "mpiexec_pid=$pid" >"$FX_JOB_INFO"
   (
@@ -240,11 +240,16 @@ launch() {
 # 213 on a live host before reporting back ("A daemon failed to report
 # back", about 1 launch in 40 on the test hosts). That launch is retried;
 # nothing else is.
+# (PRRTE prints the latter on stdout, and the start-up watch may stop the
+# job first.)
 start_failure() {
+  [ -e "$status_file.timeout" ] && return 1
+  # No verdict, or only the start-up watch's (the daemon's ranks never came).
+  [ -s "$status_file" ] && [ -z "$startup_lost" ] && return 1
   sleep 0.3
-  if grep -q "listener thread failed to start" "$start_log" 2>/dev/null; then
+  if [ -z "$startup_lost" ] && grep -q "listener thread failed to start" "$start_log" 2>/dev/null; then
     echo "PMIx listener thread"
-  elif [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_log" 2>/dev/null; then
+  elif [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_log.out" 2>/dev/null; then
     echo "a daemon failed to report back; no rank had started"
   else
     return 1
@@ -252,8 +257,9 @@ start_failure() {
 }
 for attempt in 1 2 3; do
   launch "$@"
-  if [ ! -s "$status_file" ] && [ ! -e "$status_file.timeout" ] && [ "$attempt" -lt 3 ] &&
-     why=$(start_failure); then
+  if [ "$attempt" -lt 3 ] && why=$(start_failure); then
+    : >"$status_file"
+    startup_lost=""
     kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
     echo "fx run: mpiexec failed to start ($why); retrying (attempt $((attempt + 1)) of 3)" >&2
     sleep 1
@@ -261,7 +267,7 @@ for attempt in 1 2 3; do
   fi
   break
 done
-rm -f "$start_log"
+rm -f "$start_log" "$start_log.out"
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then

@@ -189,7 +189,8 @@ case "${1:-}" in
   env)
     [ -s "$state/hosts" ] || die "no test hosts are up (testhosts.sh up N)"
     for h in $(hosts); do echo "$h slots=${2:-4}"; done >"$state/hostfile"
-    echo "export FX_HOSTFILE=$state/hostfile FX_NET=$net.0/24 FX_SSH=$state/ssh FX_MPIEXEC_ARGS='--prtemca plm_ssh_agent $state/ssh'" ;;
+    # Options of the caller's own in FX_MPIEXEC_ARGS are kept.
+    echo "export FX_HOSTFILE=$state/hostfile FX_NET=$net.0/24 FX_SSH=$state/ssh FX_MPIEXEC_ARGS=\"\${FX_MPIEXEC_ARGS:-} --prtemca plm_ssh_agent $state/ssh\"" ;;
   kill)
     shift
     [ $# -ge 1 ] || die "kill: which host(s)?"
