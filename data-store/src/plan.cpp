@@ -76,6 +76,12 @@ bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance
     // that receive before the sends start (issue 14).
     rp.protect_from = q;
   }
+  std::vector<char> receiving(static_cast<std::size_t>(n), 0);
+  for (const auto& rp : plan.ranks)
+    if (rp.protect_to >= 0) receiving[static_cast<std::size_t>(rp.protect_to)] = 1;
+  for (auto& rp : plan.ranks)
+    rp.direct =
+        rp.source == Source::buddy && rp.protect_to < 0 && !receiving[static_cast<std::size_t>(rp.holder)];
   return true;
 }
 

@@ -39,6 +39,10 @@ struct RankPlan {
   std::uint64_t header = 0;  // buddy: header bytes of that image
   int protect_to = -1;       // buddy: who must get a fresh copy of this rank's image
   int protect_from = -1;     // ... sent by this rank, from its (restored) own copy
+  // buddy: the image comes straight into the members, the own copy later
+  // (not when it must go out again at once, or its holder receives a fresh
+  // copy into the buffer it would send from)
+  bool direct = false;
 };
 
 struct RestorePlan {

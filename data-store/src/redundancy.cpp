@@ -190,17 +190,9 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
 // there), about one transfer of its data. The holder checks the copy's
 // checksums meanwhile, and the rank's own copy of the version comes in the
 // background (plan_own_copy). Both sides parse the same header, so they
-// agree on the messages. When the holder must also receive a fresh copy
-// into the buffer it would send the own copy from, the whole image goes
-// into the slot and is unpacked, as one message plus one copy.
-bool DataStore::Impl::pulls_directly(const detail::RestorePlan& plan, int q) const {
-  const auto& me = plan.ranks[static_cast<std::size_t>(q)];
-  if (me.protect_to >= 0) return false;  // its own image goes out again at once
-  for (const auto& rp : plan.ranks)
-    if (rp.protect_to == me.holder) return false;
-  return true;
-}
-
+// agree on the messages. Where the plan says otherwise (RankPlan::direct),
+// the whole image goes into the slot and is unpacked, one message plus one
+// copy.
 detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transfer& t, Slot*& mine) {
   const int n = size();
   const int r = rank();
@@ -212,7 +204,7 @@ detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transf
     s.sequence = plan.sequence;
     mine = &s;
     s.own.reset(me.bytes);
-    if (!pulls_directly(plan, r)) {
+    if (!me.direct) {
       t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
     } else {
       pull = post_member_pulls(s, me, t);
@@ -226,7 +218,7 @@ detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transf
       FX_THROW(CheckpointError,
                fmt::format("restore plan expects this rank to hold rank {}'s copy of iteration {}", q, it));
     }
-    if (!pulls_directly(plan, q)) {
+    if (!rp.direct) {
       t.send(s->held.data(), s->held.size(), q, detail::kTagPull);
       continue;
     }
@@ -309,7 +301,7 @@ bool DataStore::Impl::verify_sent(const detail::RestorePlan& plan) {
   bool ok = true;
   for (int q = 0; q < size(); ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
-    if (rp.source != Source::buddy || rp.holder != r || !pulls_directly(plan, q)) continue;
+    if (!rp.direct || rp.holder != r) continue;
     const Slot* s = find(plan.iteration);
     const std::string what = fmt::format("copy of rank {}'s iteration {} held here", q, plan.iteration);
     try {
@@ -333,7 +325,7 @@ void DataStore::Impl::plan_protect(const detail::RestorePlan& plan) {
   const std::int64_t it = plan.iteration;
   for (int q = 0; q < n; ++q) {
     const auto& rp = plan.ranks[static_cast<std::size_t>(q)];
-    if (rp.source == Source::buddy && pulls_directly(plan, q)) plan_own_copy(plan, q);
+    if (rp.direct) plan_own_copy(plan, q);
     // Always from the own image: this rank's held copy may be the buffer
     // the receive side has just replaced.
     if (rp.protect_from == r) {

@@ -218,7 +218,6 @@ struct DataStore::Impl {
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
   detail::Pull pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
-  bool pulls_directly(const detail::RestorePlan& plan, int q) const;
   detail::Pull post_member_pulls(detail::Slot& s, const detail::RankPlan& me, detail::Transfer& t);
   void finish_pull(const detail::Pull& pull, detail::Slot& s, const std::string& what);
   bool verify_sent(const detail::RestorePlan& plan);
