@@ -1,6 +1,7 @@
 # Third-party dependencies. A site MPI/Kokkos is picked up through the usual
 # variables (MPI_HOME or the mpicxx on PATH, Kokkos_ROOT).
 find_package(MPI REQUIRED COMPONENTS C CXX)
+find_package(Threads REQUIRED)  # the data store's snapshot copier
 
 include(CheckSymbolExists)
 set(FX_HAVE_ULFM OFF)

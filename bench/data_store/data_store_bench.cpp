@@ -3,7 +3,8 @@
 //   memcpy (both ranks at once), MPI between the two ranks (one way and
 //   both ways), and a raw write() + fsync + rename of the same bytes to the
 //   same directory.
-// Levels: buddy commit, buddy restore (a fresh rank pulling its image, the
+// Levels: buddy commit (synchronous, and asynchronous alternated with it),
+// buddy restore (a fresh rank pulling its image, the
 // survivor from its own copy, and the background re-protection), HDF5
 // commit and HDF5 cold restore. Every time is the median over repetitions
 // of the slower rank's; each repetition measures a level and its baselines
@@ -48,6 +49,12 @@ struct Row {
   // Medians of the ratios taken within each repetition (robust to load
   // that changes during the run).
   double commit_ratio = 0, restore_ratio = 0, hdf5_file_ratio = 0, hdf5_ratio = 0;
+  // Asynchronous commit (during_next_step member) against the synchronous
+  // one, alternated: the time the app waited in the commit, its time on it
+  // after (step-end progress, the finish), until committed, and a cycle of
+  // commit + one step of work that reads the state, each way.
+  double async_waited_s = 0, async_after_s = 0, async_committed_s = 0, sync_cycle_s = 0, async_cycle_s = 0;
+  double async_wait_ratio = 0, async_cycle_ratio = 0;
 };
 
 double median(std::vector<double> v) {
@@ -124,6 +131,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
 
   fx::CheckpointConfig mem;
   mem.memory.every = 1;
+  mem.memory.async = false;
   mem.hdf5.restart = false;
   fx::DataStore store(mem);
   store.set_comm(comm);
@@ -131,12 +139,52 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   std::int64_t it = 0;
   store.commit(++it);  // two warm-up commits fill the recycled buffers
   store.commit(++it);
+  fx::CheckpointConfig amem = mem;
+  amem.memory.async = true;
+  fx::DataStore astore(amem);
+  astore.set_comm(comm);
+  astore.add("state", state);
+  astore.set_snapshot("state", fx::Snapshot::during_next_step);
+  std::vector<double> work(n);
+  touch(work, 1);
+  // One step of an app: reads the state, writes elsewhere.
+  auto step = [&] {
+    for (std::size_t i = 0; i < n; ++i) work[i] = 0.5 * (work[i] + state[i]);
+  };
+  std::int64_t ait = 0;
+  for (int w = 0; w < 2; ++w) {
+    astore.commit(++ait);
+    astore.flush();
+  }
   Fresh fresh;
   fx::DataStore& mine = store;
   auto restorer = [&]() -> fx::DataStore& { return r == 1 ? *fresh.store : mine; };
 
   std::vector<double> cp, one, ex, commit, own, pull, full, commit_ratio, restore_ratio;
+  std::vector<double> awaited, acommitted, aafter, scycle, acycle, await_ratio, acycle_ratio;
   for (int i = 0; i < reps; ++i) {
+    // Synchronous and asynchronous commits, alternated, each followed by
+    // one step; the async one finishes at the step end (progress) or in
+    // the flush standing for the next commit.
+    const double sc = timed([&] {
+      store.commit(++it);
+      step();
+    });
+    const double ac = timed([&] {
+      astore.commit(++ait);
+      step();
+      astore.progress();
+      astore.flush();
+    });
+    const auto st = astore.take_committed();
+    if (!st) throw std::runtime_error("asynchronous commit not committed after flush()");
+    double w[3] = {st->seconds, st->committed_seconds, st->background_seconds};
+    MPI_Allreduce(MPI_IN_PLACE, w, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    scycle.push_back(sc);
+    acycle.push_back(ac);
+    awaited.push_back(w[0]);
+    acommitted.push_back(w[1]);
+    aafter.push_back(w[2]);
     cp.push_back(timed([&] { std::memcpy(scratch.data(), state.data(), bytes); }));
     one.push_back(timed([&] {
       if (r == 0)
@@ -179,6 +227,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     // own, as after a repair: rank 1's was left paired with none.
     store.set_comm(comm);
     commit_ratio.push_back((cp.back() > one.back() ? cp.back() : one.back()) / commit.back());
+    await_ratio.push_back(awaited.back() / commit.back());
+    acycle_ratio.push_back(acycle.back() / scycle.back());
     restore_ratio.push_back(pull.back() / one.back());
   }
   row.memcpy_s = median(cp);
@@ -190,6 +240,13 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   row.restore_full_s = median(full);
   row.commit_ratio = median(commit_ratio);
   row.restore_ratio = median(restore_ratio);
+  row.async_waited_s = median(awaited);
+  row.async_committed_s = median(acommitted);
+  row.async_after_s = median(aafter);
+  row.sync_cycle_s = median(scycle);
+  row.async_cycle_s = median(acycle);
+  row.async_wait_ratio = median(await_ratio);
+  row.async_cycle_ratio = median(acycle_ratio);
   fresh.store.reset();
 
   // HDF5 level against a raw write of the same bytes to the same directory.
@@ -275,6 +332,11 @@ void write_results(const std::string& path, const std::vector<Row>& rows, int re
         {"mpi_exchange_gbs", gbs(w.mib, w.mpi_exchange_s)},
         {"buddy_commit_gbs", gbs(w.mib, w.commit_s)},
         {"buddy_commit_s", w.commit_s},
+        {"async_commit_waited_s", w.async_waited_s},
+        {"async_commit_after_s", w.async_after_s},
+        {"async_commit_committed_s", w.async_committed_s},
+        {"sync_commit_and_step_s", w.sync_cycle_s},
+        {"async_commit_and_step_s", w.async_cycle_s},
         {"buddy_restore_fresh_s", w.restore_fresh_s},
         {"buddy_restore_fresh_gbs", gbs(w.mib, w.restore_fresh_s)},
         {"buddy_restore_with_reprotect_s", w.restore_full_s},
@@ -322,6 +384,13 @@ void write_results(const std::string& path, const std::vector<Row>& rows, int re
   };
   target("buddy_commit", "buddy commit bandwidth / min(memcpy, MPI one-way), per repetition", ">=", 0.5,
          [](const Row& w) { return w.commit_ratio; });
+  target("async_commit_wait",
+         "time the app waited in an asynchronous commit (during_next_step member) / a synchronous commit, "
+         "alternated, per repetition",
+         "<=", 0.3, [](const Row& w) { return w.async_wait_ratio; });
+  target("async_commit_cycle",
+         "commit + one step that reads the state: asynchronous / synchronous, alternated, per repetition",
+         "<=", 1.0, [](const Row& w) { return w.async_cycle_ratio; });
   target("hdf5_write",
          "HDF5 file write (write, flush, fsync, rename) / raw write()+fsync+rename, per repetition",
          ">=", 0.7, [](const Row& w) { return w.hdf5_file_ratio; });
@@ -391,6 +460,12 @@ int main(int argc, char** argv) {
             w.restore_fresh_s * 1e3, w.restore_full_s * 1e3, w.mpi_oneway_s * 1e3, w.restore_ratio,
             gbs(mib, w.hdf5_file_s), gbs(mib, w.hdf5_write_s), gbs(mib, w.raw_write_s), w.hdf5_file_ratio,
             w.hdf5_ratio);
+        std::printf(
+            "          async commit: waited %.1f ms (/ sync commit %.2f), %.1f ms after, committed after "
+            "%.1f ms "
+            "| commit + step %.1f ms async, %.1f ms sync (ratio %.2f)\n",
+            w.async_waited_s * 1e3, w.async_wait_ratio, w.async_after_s * 1e3, w.async_committed_s * 1e3,
+            w.async_cycle_s * 1e3, w.sync_cycle_s * 1e3, w.async_cycle_ratio);
         std::fflush(stdout);
       }
     }

@@ -10,8 +10,12 @@
 #   recovery   4 active + 2 spares, one SIGKILL, buddy restore: the extra
 #              wall time beyond recomputing the lost iterations, for the
 #              stencil with 64 MiB of state per rank, and for minife
+#   async      the stencil (64 MiB per rank, 4 ranks, a checkpoint every
+#              10 sweeps) with checkpoint.memory.async on and off, runs
+#              interleaved: solve time, and per checkpoint the app's wait
+#              in the commit, its time on it after, the time to committed
 #
-#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]
+#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]
 #
 # `./fx bench miniapps` runs it (bench/miniapps/benchmarks.txt) with the
 # build directory and bench/results/miniapps.yaml. Otherwise it writes
@@ -35,7 +39,7 @@ while getopts "r:o:" opt; do
   esac
 done
 shift $((OPTIND - 1))
-parts=${*:-overhead bandwidth recovery}
+parts=${*:-overhead bandwidth recovery async}
 bin=$FX_BUILD_DIR/miniapps
 for exe in stencil/stencil stencil/stencil_baseline minife/minife minife/minife_baseline; do
   [ -x "$bin/$exe" ] || { echo "bench: $bin/$exe not built" >&2; exit 1; }
@@ -75,6 +79,11 @@ run() {
       /^[a-z_]+:/ {rec = 0}
       rec && /restored_iteration:/ {print g, "restored_iteration", $2}
       rec && /^ +(detect|shrink|agree|rebuild|restore|total): / {k = $1; sub(":", "", k); print g, "recovery_" k "_s", $2}
+      /^checkpoints:/ {ck = 1; next}
+      /^[a-z_]+:/ {ck = 0}
+      ck && match($0, / seconds: [0-9.e-]+/) {print g, "ckpt_wait_s", substr($0, RSTART + 10, RLENGTH - 10)}
+      ck && match($0, /committed_s: [0-9.e-]+/) {print g, "ckpt_committed_s", substr($0, RSTART + 13, RLENGTH - 13)}
+      ck && match($0, /background_s: [0-9.e-]+/) {print g, "ckpt_after_s", substr($0, RSTART + 14, RLENGTH - 14)}
     ' "$work/report.yaml" >>"$samples"
     rm -f "$work/report.yaml"
   fi
@@ -121,6 +130,16 @@ if [[ " $parts " == *" recovery "* ]]; then
   for ((i = 0; i < reps; ++i)); do
     run minife_recovery_ref 4 2 FX_BENCH=1 -- "$bin/minife/minife" "${mf[@]}"
     run minife_recovery_kill 4 2 FX_INJECT=2@45 -- "$bin/minife/minife" "${mf[@]}"
+  done
+fi
+
+if [[ " $parts " == *" async "* ]]; then
+  big=(--nx 320 --ny 320 --nz 320 --iterations 60 --residual-every 10 --progress-every 0
+    --fx-set checkpoint.memory.every=10)
+  echo "async: stencil 4 ranks, 64 MiB per rank, checkpoint every 10, async on/off interleaved"
+  for ((i = 0; i < reps; ++i)); do
+    run stencil_async 4 0 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" --fx-set checkpoint.memory.async=true
+    run stencil_sync 4 0 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" --fx-set checkpoint.memory.async=false
   done
 fi
 
@@ -193,6 +212,20 @@ for app, kill_at in (("stencil", 25), ("minife", 45)):
         rec[app]["state_mib_per_rank"] = round(162 * 162 * 322 * 8 / 2**20, 1)
 if rec:
     rep["recovery"] = rec
+if "stencil_async" in data and "stencil_sync" in data:
+    a, s = "stencil_async", "stencil_sync"
+    rep["async"] = {"ranks": 4, "state_mib_per_rank": round(162 * 162 * 322 * 8 / 2**20, 1),
+                    "checkpoint_every": 10, "iterations": 60,
+                    "async_solve_s": round(med(a, "solve_s"), 4), "sync_solve_s": round(med(s, "solve_s"), 4),
+                    "solve_ratio": round(med(a, "solve_s") / med(s, "solve_s"), 3),
+                    "target_solve_ratio": bench_results.target("<=", 1.0),
+                    # per checkpoint, medians over every checkpoint of every run (rank 0's report)
+                    "async_commit_wait_s": round(med(a, "ckpt_wait_s"), 5),
+                    "async_after_commit_s": round(med(a, "ckpt_after_s"), 5),
+                    "async_committed_after_s": round(med(a, "ckpt_committed_s"), 5),
+                    "sync_commit_s": round(med(s, "ckpt_wait_s"), 5),
+                    "commit_wait_ratio": round(med(a, "ckpt_wait_s") / med(s, "ckpt_wait_s"), 4),
+                    "target_commit_wait_ratio": bench_results.target("<=", 0.3)}
 load = open("/proc/loadavg").read().split()[0] if platform.system() == "Linux" else None
 rep["load_average_at_end"] = None if load is None else float(load)
 bench_results.write(out, rep, "bench/miniapps/run.sh: medians of interleaved runs on this machine")

@@ -68,6 +68,17 @@ std::uint64_t copy_and_hash(std::byte* dst, const std::byte* src, std::size_t n)
   return XXH3_64bits_digest(st.get());
 }
 
+std::uint64_t copy_then_hash(std::byte* dst, const std::byte* src, std::size_t n) {
+  std::unique_ptr<XXH3_state_t, StateFree> st(XXH3_createState());
+  XXH3_64bits_reset(st.get());
+  for (std::size_t off = 0; off < n; off += kChunk) {
+    const std::size_t c = std::min(kChunk, n - off);
+    std::memcpy(dst + off, src + off, c);
+    XXH3_64bits_update(st.get(), dst + off, c);
+  }
+  return XXH3_64bits_digest(st.get());
+}
+
 std::uint64_t combine_hashes(const std::vector<std::uint64_t>& hashes) {
   return XXH3_64bits(hashes.data(), hashes.size() * sizeof(std::uint64_t));
 }

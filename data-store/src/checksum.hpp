@@ -11,6 +11,10 @@ std::uint64_t hash_bytes(const void* data, std::size_t n);
 // is hashed while it is still in cache from the copy. Large copies use
 // non-temporal stores (the copy is not read again soon).
 std::uint64_t copy_and_hash(std::byte* dst, const std::byte* src, std::size_t n);
+// The same, hashing the copy (in cache from ordinary stores): for a source
+// the application may write meanwhile (parts it rewrites before reading,
+// such as ghost layers), the hash still matches the bytes stored.
+std::uint64_t copy_then_hash(std::byte* dst, const std::byte* src, std::size_t n);
 // One value for a list of hashes (a rank's whole image).
 std::uint64_t combine_hashes(const std::vector<std::uint64_t>& hashes);
 

@@ -147,13 +147,17 @@ void write_header(const ImageInfo& info, std::byte* image) {
   std::memset(image + head.size() + table.size(), 0, info.payload_offset - head.size() - table.size());
 }
 
-void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image) {
+std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
+                                        bool defer) {
+  std::vector<PendingCopy> later;
   std::byte* payload = image + info.payload_offset;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Member& m = members[i];
     MemberRecord& r = info.members[i];
     std::byte* dst = payload + r.offset;
-    if (m.host) {
+    if (m.host && defer && m.snapshot == Snapshot::during_next_step) {
+      later.push_back({dst, m.host(), m.bytes, &r.hash});  // the memory the member names now
+    } else if (m.host) {
       r.hash = copy_and_hash(dst, m.host(), m.bytes);
     } else {
       m.save(dst);
@@ -163,7 +167,19 @@ void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* 
         i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
     std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
   }
+  if (later.empty()) write_header(info, image);
+  return later;
+}
+
+void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,
+                           bool concurrent) {
+  for (const auto& c : copies)
+    *c.hash = concurrent ? copy_then_hash(c.dst, c.src, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
   write_header(info, image);
+}
+
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image) {
+  pack_image_now(members, info, image, false);
 }
 
 ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what) {

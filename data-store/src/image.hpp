@@ -45,6 +45,23 @@ void layout_records(ImageInfo& info);
 // Copy every member into `image` (info.total_bytes long), hashing on the
 // way, and write the header: info.members[i].hash is filled in.
 void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image);
+// A member's copy into an image left for later (an asynchronous commit's
+// during_next_step members): `src` is the memory it named at the commit.
+struct PendingCopy {
+  std::byte* dst = nullptr;
+  const std::byte* src = nullptr;
+  std::size_t bytes = 0;
+  std::uint64_t* hash = nullptr;  // its MemberRecord's
+};
+// pack_image, except that with `defer` the host members marked
+// during_next_step are returned instead of copied; the header is written
+// when none is (else by finish_pending_copies, after them).
+std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
+                                        bool defer);
+// `concurrent`: beside the app's step (which may rewrite ghost layers):
+// the copy is hashed, not the source.
+void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,
+                           bool concurrent);
 // Header + table into image[0, payload_offset).
 void write_header(const ImageInfo& info, std::byte* image);
 // Decode a header from the first `available` bytes; throws CheckpointError

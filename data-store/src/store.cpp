@@ -192,6 +192,7 @@ void DataStore::Impl::drain_orphans() {
 }
 
 void DataStore::Impl::settle_background() {
+  abandon_async();
   drain_orphans();
   deferred.clear();  // never posted: nothing to wait for
   sc.deferred.clear();
@@ -326,6 +327,8 @@ void DataStore::Impl::set_topology(const char* names, std::size_t stride) {
   for (int q = 0; q < size(); ++q) hosts.emplace_back(names + static_cast<std::size_t>(q) * stride);
   const int before = distance;
   distance = detail::choose_buddy_distance(hosts, options.memory.buddy_distance);
+  ranks_here =
+      static_cast<int>(std::count(hosts.begin(), hosts.end(), hosts[static_cast<std::size_t>(rank())]));
   topology_valid = true;
   const int n = size();
   if (!parity() && n > 1 && distance != before &&
@@ -455,13 +458,40 @@ const CheckpointStats& DataStore::last_restore_stats() const { return impl_->res
 
 void DataStore::start_reprotection() { impl_->start_deferred(); }
 
-void DataStore::flush() { impl_->flush(); }
+void DataStore::flush() {
+  Impl& im = *impl_;
+  im.flush();
+  if (im.advance_async(true, [this, it = im.pending ? im.pending->iteration : -1] {
+        fault_point(StorePoint::commit_agree, it);
+      }))
+    committed_async_ = std::exchange(im.committed_async, std::nullopt);
+}
+
+bool DataStore::progress() {
+  Impl& im = *impl_;
+  if (!im.pending) return false;
+  const std::int64_t it = im.pending->iteration;
+  if (!im.advance_async(false, [this, it] { fault_point(StorePoint::commit_agree, it); })) return false;
+  committed_async_ = std::exchange(im.committed_async, std::nullopt);
+  return true;
+}
+
+void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
+  for (auto& m : members_) {
+    if (m.name == name) {
+      m.snapshot = snapshot;
+      return;
+    }
+  }
+  FX_THROW(UsageError,
+           fmt::format("data store: set_snapshot('{}'): no member of that name is registered", name));
+}
 
 void DataStore::commit(std::int64_t iteration) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: commit() before set_comm()");
   Impl& im = *impl_;
   const double t0 = now();
-  im.flush();
+  flush();  // the re-protection a restore planned, and the commit in flight
   const Comm& comm = own_comm();
   im.ensure_topology();
   const int n = comm.size();
@@ -472,21 +502,47 @@ void DataStore::commit(std::int64_t iteration) {
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;
   s.size = n;
+  const bool async = im.async_due(s.sequence);
   // A member that cannot be saved must not leave the other ranks waiting:
   // the failure travels with the exchange and the agreement.
   std::string error;
-  fault_point(StorePoint::commit_save);
+  std::vector<detail::PendingCopy> later;
+  fault_point(StorePoint::commit_save, iteration);
   try {
     s.own_info = detail::layout_image(members_, iteration, s.sequence, r, n);
     s.own.reset(s.own_info.total_bytes);
-    detail::pack_image(members_, s.own_info, s.own.data());
-    s.own_ok = true;
+    later = detail::pack_image_now(members_, s.own_info, s.own.data(), async);
+    s.own_ok = !async;
   } catch (const Error& e) {
     error = e.what();
     log::error("checkpoint of iteration {}: {}", iteration, e.what());
   }
+  if (async) {
+    auto a = std::make_unique<detail::AsyncCommit>();
+    a->slot = &s;
+    a->iteration = iteration;
+    a->packed = error.empty();
+    a->error = error;
+    a->t0 = t0;
+    a->stats.level = CheckpointLevel::memory;
+    a->stats.iteration = iteration;
+    a->stats.bytes = bytes();
+    a->stats.static_bytes_sent = static_sent;
+    a->stats.async = true;
+    if (!later.empty() && im.idle_core())
+      a->copier.start(std::move(later), s.own_info, s.own.data());
+    else
+      a->later = std::move(later);
+    im.pending = std::move(a);
+    im.post_async();
+    fault_point(StorePoint::commit_posted, iteration);
+    auto& st = im.pending->stats;
+    st.seconds = st.memory_seconds = now() - t0;
+    im.commit_stats = st;
+    return;
+  }
   const bool others_ok = im.protect(s, s.own_ok);
-  fault_point(StorePoint::commit_agree);
+  fault_point(StorePoint::commit_agree, iteration);
   const int agreed = im.agree(s.own_ok && others_ok ? 1 : 0);
   if (!agreed) {
     im.drop_from(iteration);
@@ -509,7 +565,7 @@ void DataStore::commit(std::int64_t iteration) {
   st.static_bytes_sent = static_sent;
   st.memory_seconds = t1 - t0;
   if (im.node_due(s.sequence)) {
-    im.write_node(s, [this] { fault_point(StorePoint::node_write); });
+    im.write_node(s, [this, iteration] { fault_point(StorePoint::node_write, iteration); });
     st.level = CheckpointLevel::node;
     st.node_seconds = now() - t1;
   }
@@ -521,7 +577,7 @@ void DataStore::commit(std::int64_t iteration) {
     st.hdf5_seconds = now() - t2;
     st.hdf5_file_seconds = im.commit_stats.hdf5_file_seconds;
   }
-  st.seconds = now() - t0;
+  st.seconds = st.committed_seconds = now() - t0;
   im.commit_stats = st;
   log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, to_string(st.level), st.bytes,
              st.seconds * 1e3);
@@ -567,7 +623,7 @@ std::optional<std::int64_t> DataStore::restore() {
   };
   const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
   if (plan.iteration >= 0) {
-    fault_point(StorePoint::restore_load);
+    fault_point(StorePoint::restore_load, -1);
     if (im.restore_memory(plan)) {
       im.drop_node_above(plan.iteration);
       im.drop_above(plan.iteration);

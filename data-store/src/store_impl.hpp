@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "async_commit.hpp"
 #include "buffer.hpp"
 #include "hdf5_plugin.hpp"
 #include "image.hpp"
@@ -140,6 +141,10 @@ struct DataStore::Impl {
   std::int64_t sequence = 0;  // of the newest committed / restored version
   bool topology_valid = false;
   int distance = 0;
+  int ranks_here = 1;  // ranks of the comm on this host (set with the topology)
+  // A core no rank of this host keeps busy: the snapshot copier runs on a
+  // thread of its own, else on the app's thread at the step end.
+  bool idle_core() const;
   std::vector<MPI_Request> orphans;
   // Buffers of orphaned requests: freed only once drain_orphans() has
   // completed those requests (MPI may still read or write them until then).
@@ -186,6 +191,24 @@ struct DataStore::Impl {
   void settle_background();  // tolerant: failures mean "not done"
   void flush();              // strict: failures throw
   void cancel_background();  // receives posted for a restore that was called off
+
+  // Asynchronous commits (async_commit.cpp)
+  std::unique_ptr<detail::AsyncCommit> pending;    // the commit in flight
+  std::optional<CheckpointStats> committed_async;  // handed out by DataStore::take_committed()
+  bool async_due(std::int64_t sequence) const;     // this version's commit may run in the background
+  // Post `pending`'s size exchange (its snapshot taken or on the copier).
+  void post_async();
+  // Its snapshot and exchange; true once exchanged (strict, as below).
+  bool advance_exchange(bool block);
+  // Move `pending` on without waiting for peers (`block`: until it is
+  // committed). `at_agree` runs before the agreement is posted. Strict:
+  // failures throw (ProcessFailure; CheckpointError when some rank could
+  // not save). True when this call committed the version.
+  bool advance_async(bool block, const std::function<void()>& at_agree);
+  // A restore, or the comm going: finish what does not need the peers'
+  // cooperation and keep the version only as complete as it got (the
+  // restore plan decides); an agreement in flight is left behind.
+  void abandon_async();
 
   // Topology: commit() gathers the hosts when set_comm() made them unknown,
   // restore() does with the inventories (unless plan_without_exchange

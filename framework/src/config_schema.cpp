@@ -194,6 +194,8 @@ std::vector<ConfigKey> make_schema() {
               "a group size >= 2", "parity: ranks per group"),
       integer("checkpoint.memory.depth", FX_MEMBER(checkpoint.memory.depth), 1, "a number of versions >= 1",
               "versions kept in memory"),
+      boolean("checkpoint.memory.async", FX_MEMBER(checkpoint.memory.async),
+              "buddy commits finish in the background (exchange, agreement)"),
       integer("checkpoint.node.every", FX_MEMBER(checkpoint.node.every), 0, "an interval >= 0 (0: off)",
               "every m-th memory version also goes to node-local storage"),
       path("checkpoint.node.directory", FX_MEMBER(checkpoint.node.directory), "a directory path", false,

@@ -116,4 +116,8 @@ void RecoveryRecorder::checkpointed(std::int64_t iteration, const CheckpointStat
              st.bytes, st.seconds * 1e3);
 }
 
+void RecoveryRecorder::committed(const CheckpointStats& st) {
+  report_.set_checkpoint_committed(st.iteration, st.committed_seconds, st.background_seconds);
+}
+
 }  // namespace fx::detail

@@ -39,6 +39,8 @@ class RecoveryRecorder {
   // The first step after the repair is done: the record goes to the report.
   void resumed(std::int64_t iteration);
   void checkpointed(std::int64_t iteration, const CheckpointStats& st);
+  // An asynchronous commit became committed: its record gets the totals.
+  void committed(const CheckpointStats& st);
 
  private:
   Report& report_;

@@ -154,6 +154,16 @@ void Report::set_checkpoint_interval(int next_interval, double expected_waste) {
   checkpoints_.back().expected_waste = expected_waste;
 }
 
+void Report::set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s) {
+  for (auto c = checkpoints_.rbegin(); c != checkpoints_.rend(); ++c) {
+    if (c->iteration != iteration) continue;
+    c->committed_s = committed_s;
+    c->background_s = background_s;
+    c->bandwidth = committed_s > 0 ? static_cast<double>(c->bytes) / committed_s : 0;
+    return;
+  }
+}
+
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
 void Report::set_real_result(const std::string& key, double value) {
   results_[key] = fmt::format("{}", value);
@@ -241,6 +251,10 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "bytes" << YAML::Value << c.bytes;
     out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
     out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
+    if (c.committed_s > 0) {
+      out << YAML::Key << "committed_s" << YAML::Value << num(c.committed_s);
+      out << YAML::Key << "background_s" << YAML::Value << num(c.background_s);
+    }
     if (c.next_interval > 0) {
       out << YAML::Key << "next_interval" << YAML::Value << c.next_interval;
       out << YAML::Key << "expected_waste" << YAML::Value << num(c.expected_waste);
@@ -322,7 +336,9 @@ void Report::adopt_history(const std::string& yaml) {
                             enum_of<CheckpointLevel>(c, "level"), c["bytes"].as<std::uint64_t>(),
                             c["seconds"].as<double>(), c["bandwidth"].as<double>(),
                             c["next_interval"] ? c["next_interval"].as<int>() : 0,
-                            c["expected_waste"] ? c["expected_waste"].as<double>() : 0});
+                            c["expected_waste"] ? c["expected_waste"].as<double>() : 0,
+                            c["committed_s"] ? c["committed_s"].as<double>() : 0,
+                            c["background_s"] ? c["background_s"].as<double>() : 0});
   }
   tryblocks_.clear();
   for (const auto& t : r["tryblocks"]) {
@@ -403,16 +419,25 @@ std::string Report::summary() const {
   }
   for (const CheckpointLevel level :
        {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {
-    std::size_t n = 0;
-    double bytes = 0, secs = 0;
+    std::size_t n = 0, async = 0;
+    double bytes = 0, secs = 0, a_secs = 0, a_after = 0, a_committed = 0;
     for (const auto& c : checkpoints_) {
       if (c.level != level) continue;
       ++n, bytes += static_cast<double>(c.bytes), secs += c.seconds;
+      if (c.committed_s <= 0) continue;
+      ++async, a_secs += c.seconds, a_after += c.background_s, a_committed += c.committed_s;
     }
     if (n == 0) continue;
+    const double each = static_cast<double>(n);
     line(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s", to_string(level), n,
-                     bytes_text(bytes / static_cast<double>(n)), secs / static_cast<double>(n) * 1e3,
-                     bytes_text(secs > 0 ? bytes / secs : 0)));
+                     bytes_text(bytes / each), secs / each * 1e3, bytes_text(secs > 0 ? bytes / secs : 0)));
+    if (async > 0) {
+      const double k = static_cast<double>(async);
+      line(
+          fmt::format("    {} asynchronous: the app waited {:.1f} ms in the commit and {:.1f} ms after it, "
+                      "committed after {:.1f} ms",
+                      async, a_secs / k * 1e3, a_after / k * 1e3, a_committed / k * 1e3));
+    }
   }
   const auto chosen = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
                                    [](const CheckpointRecord& c) { return c.next_interval > 0; });

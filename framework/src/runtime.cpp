@@ -22,6 +22,8 @@ Phase phase_of(StorePoint point) {
   switch (point) {
     case StorePoint::commit_save:
       return Phase::commit_save;
+    case StorePoint::commit_posted:
+      return Phase::commit_posted;
     case StorePoint::commit_agree:
       return Phase::commit_agree;
     case StorePoint::node_write:
@@ -51,8 +53,12 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
       store_(std::make_unique<DataStore>(config_.checkpoint)),
       comms_(*this),
       recorder_(report_) {
-  // The store's own injection points, at the runtime's iteration.
-  store_->set_fault_hook([this](StorePoint point) { fault_point(phase_of(point)); });
+  // The store's own injection points, at the iteration of the version
+  // concerned (an asynchronous commit agrees steps later), else the
+  // runtime's.
+  store_->set_fault_hook([this](StorePoint point, std::int64_t iteration) {
+    fault_point(phase_of(point), iteration >= 0 ? iteration : iteration_);
+  });
 }
 
 Runtime::~Runtime() = default;
@@ -181,27 +187,40 @@ bool Runtime::idle_as_spare() {
   }
 }
 
-void Runtime::fault_point(Phase phase) {
-  if (injector_.armed()) injector_.at(phase, iteration_, logical_rank(), logical_size(), store_.get());
+void Runtime::fault_point(Phase phase) { fault_point(phase, iteration_); }
+
+void Runtime::fault_point(Phase phase, std::int64_t iteration) {
+  if (injector_.armed()) injector_.at(phase, iteration, logical_rank(), logical_size(), store_.get());
 }
 
 void Runtime::checkpoint(std::int64_t iteration) {
   iteration_ = iteration;
   fault_point(Phase::checkpoint);
-  store_->commit(iteration_);
+  store_->commit(iteration_);  // finishes the previous one first when it is still in flight
+  record_committed();
   recorder_.checkpointed(iteration_, store_->last_commit_stats());
+}
+
+void Runtime::record_committed() {
+  if (auto st = store_->take_committed()) recorder_.committed(*st);
 }
 
 void Runtime::reached(std::int64_t iteration) {
   iteration_ = iteration;
   recorder_.resumed(iteration_);
+  // Reinit's iteration point ends a step: an asynchronous commit moves on.
+  if (store_->progress()) record_committed();
 }
 
 void Runtime::run_active() {
   comms_.rebuild_if_stale();
   prepare();
   const double t_steps = now();
-  const double t_ckpt = steps();
+  double t_ckpt = steps();
+  const double tf0 = now();
+  store_->flush();  // the last commit in flight: committed before the end
+  record_committed();
+  t_ckpt += now() - tf0;
   recorder_.phase("steps", now() - t_steps - t_ckpt);
   recorder_.phase("checkpoint", t_ckpt);
   // Done only when every rank is done and alive.
@@ -298,6 +317,8 @@ double Runtime::steps() {
       history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
     }
     ++iteration_;
+    // An asynchronous commit moves on (its snapshot must end with this step).
+    if (store_->progress()) record_committed();
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);

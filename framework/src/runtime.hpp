@@ -92,6 +92,8 @@ class Runtime final : public RuntimeServices {
   bool failing() const override { return comms_.revoked(); }
   void check_world_watch() override;
   void fault_point(Phase phase) override;
+  void fault_point(Phase phase, std::int64_t iteration);
+  void record_committed();  // an asynchronous commit that completed: into the report
   void app_restores() override { app_restores_ = true; }
   void drop_registrations() override { comms_.drop_registrations(); }
   void reached(std::int64_t iteration) override;

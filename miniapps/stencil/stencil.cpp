@@ -51,6 +51,9 @@ class StencilApp : public fx::ResilientApp {
     solver_->on_halo([&ctx] { ctx.fault_point(fx::Phase::halo); });
     auto& store = ctx.store();
     store.add("u", fx::follow(*solver_->current()));  // the solver swaps buffers each sweep
+    // The next sweep reads u and writes only its ghost layers, which every
+    // sweep refreshes before reading: an asynchronous commit copies u beside it.
+    store.set_snapshot("u", fx::Snapshot::during_next_step);
     store.add_scalar("iteration", solver_->iteration());
     store.add_scalar("residual", solver_->residual());
     store.add_scalar("start_time", solver_->start_time());

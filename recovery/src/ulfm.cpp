@@ -131,21 +131,46 @@ Agreement agree_value(MPI_Comm comm, int flag) {
 }
 
 Agreement agree_polled(MPI_Comm comm, int flag, const std::function<bool()>& keep_waiting) {
-  auto* cell = new int(flag);  // deleted only after a normal completion
-  MPI_Request req = MPI_REQUEST_NULL;
-  Agreement a;
-  a.rc = iagree(comm, cell, &req);
-  for (int done = a.rc != MPI_SUCCESS; !done;) {
-    a.rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (a.rc != MPI_SUCCESS) break;
-    if (!done && !keep_waiting()) {
-      a.abandoned = true;  // the request stays on a communicator the repair replaces
+  PendingAgreement p;
+  p.post(comm, flag);
+  while (!p.test()) {
+    if (!keep_waiting()) {
+      p.abandon();  // the request stays on a communicator the repair replaces
+      Agreement a;
+      a.abandoned = true;
       return a;
     }
   }
-  a.flag = *cell;
-  if (a.rc == MPI_SUCCESS) delete cell;
-  return a;
+  return p.result();
+}
+
+int PendingAgreement::post(MPI_Comm comm, int flag) {
+  cell_ = new int(flag);
+  done_ = false;
+  result_ = Agreement{};
+  result_.rc = iagree(comm, cell_, &request_);
+  if (result_.rc != MPI_SUCCESS) done_ = true;  // test() reports it (cell left behind)
+  return result_.rc;
+}
+
+bool PendingAgreement::test() {
+  if (done_) return true;
+  if (cell_ == nullptr) return false;
+  int done = 0;
+  result_.rc = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+  if (result_.rc == MPI_SUCCESS && !done) return false;
+  done_ = true;
+  result_.flag = *cell_;
+  if (result_.rc == MPI_SUCCESS) delete cell_;  // else ERA may still write it: left behind
+  cell_ = nullptr;
+  return true;
+}
+
+void PendingAgreement::abandon() {
+  if (!done_ && cell_ != nullptr) result_.abandoned = true;
+  cell_ = nullptr;  // left behind with the request
+  request_ = MPI_REQUEST_NULL;
+  done_ = false;
 }
 
 std::string error_name(int rc) {

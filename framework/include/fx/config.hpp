@@ -27,13 +27,14 @@ enum class ReinitMode { async, sync };
 // Injection points. `restore` is the restore after a repair (or a resize);
 // `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
 // Reinit's first reload), so one name never means both.
-// `commit-save`, `commit-agree`, `node-write` and `restore-load` lie inside
+// `commit-save`, `commit-posted`, `commit-agree`, `node-write` and `restore-load` lie inside
 // the data store's commit and restore (fx::StorePoint).
 enum class Phase {
   compute,
   halo,
   checkpoint,
   commit_save,
+  commit_posted,
   commit_agree,
   node_write,
   restore,
@@ -168,11 +169,11 @@ FX_ENUM_NAMES(fx::LostCheckpointPolicy, {fx::LostCheckpointPolicy::stop, "stop"}
 FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode::sync, "sync"})
 FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
               {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
-              {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::node_write, "node-write"},
-              {fx::Phase::restore, "restore"}, {fx::Phase::restore_load, "restore-load"},
-              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
-              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
-              {fx::Phase::finalize, "finalize"})
+              {fx::Phase::commit_posted, "commit-posted"}, {fx::Phase::commit_agree, "commit-agree"},
+              {fx::Phase::node_write, "node-write"}, {fx::Phase::restore, "restore"},
+              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::start_restore, "start-restore"},
+              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
+              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).

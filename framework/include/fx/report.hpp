@@ -57,11 +57,15 @@ struct CheckpointRecord {
   CheckpointLevel level = CheckpointLevel::memory;
   std::uint64_t bytes = 0;  // per rank
   double seconds = 0;
-  double bandwidth = 0;  // bytes / seconds
+  double bandwidth = 0;  // bytes / seconds (asynchronous: bytes / committed_s)
   // checkpoint.memory.every: auto: the interval chosen after this commit
   // (iterations; 0: a fixed interval) and its expected waste (a fraction).
   int next_interval = 0;
   double expected_waste = 0;
+  // checkpoint.memory.async: the time until the version was committed (0: a
+  // synchronous commit) and the app's time on it after the commit returned.
+  double committed_s = 0;
+  double background_s = 0;
 };
 
 struct TryBlockRecord {
@@ -110,6 +114,8 @@ class Report {
   void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
+  // An asynchronous commit of `iteration` became committed.
+  void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
   void set_checkpoint_interval(int next_interval, double expected_waste);  // of the last checkpoint
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
   void set_placement(Placement p) { placement_ = std::move(p); }

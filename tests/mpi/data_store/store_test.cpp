@@ -123,11 +123,133 @@ bool all_true(bool mine) {
   return v == 1;
 }
 
+// Synchronous commits: each returns with its version committed.
 fx::CheckpointConfig memory_only() {
   fx::CheckpointConfig c;
   c.memory.every = 1;
+  c.memory.async = false;
   c.hdf5.restart = false;
   return c;
+}
+
+fx::CheckpointConfig memory_async() {
+  fx::CheckpointConfig c = memory_only();
+  c.memory.async = true;
+  return c;
+}
+
+// A member whose save() throws while `explode` is set.
+fx::Member bomb_member(const bool& explode) {
+  fx::Member bomb;
+  bomb.name = "bomb";
+  bomb.type = "uint8";
+  bomb.extents = {1};
+  bomb.bytes = 1;
+  bomb.save = [&explode](std::byte* out) {
+    if (explode) FX_THROW(fx::CheckpointError, "bomb: cannot save");
+    *out = std::byte{1};
+  };
+  bomb.load = [](const std::byte*) {};
+  return bomb;
+}
+
+// The runtime's step hook, until the commit in flight is committed.
+void progress_until_committed(fx::DataStore& s) {
+  while (!s.progress()) {
+  }
+}
+
+TEST(DataStoreAsync, CommitFinishesInTheBackground) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a buddy";
+  Process p(memory_async(), comm);
+  p.commit(1);
+  EXPECT_FALSE(p.store->committed_iteration().has_value());  // in flight
+  EXPECT_TRUE(p.store->last_commit_stats().async);
+  progress_until_committed(*p.store);
+  EXPECT_EQ(p.store->committed_iteration(), 1);
+  const auto st = p.store->take_committed();
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->iteration, 1);
+  EXPECT_GE(st->committed_seconds, st->seconds);
+  EXPECT_FALSE(p.store->take_committed().has_value());  // handed out once
+
+  // The next commit finishes the one in flight first; flush() the last.
+  p.commit(2);
+  p.commit(3);
+  EXPECT_EQ(p.store->committed_iteration(), 2);
+  p.store->flush();
+  EXPECT_EQ(p.store->committed_iteration(), 3);
+  const int victim = 1 % n;
+  p.repair(r == victim, memory_async(), comm);
+  if (r != victim) p.state->fill(9);
+  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_TRUE(all_true(p.state->matches(3)));
+}
+
+// A member promised untouched until the next step ends is copied beside
+// that step: the step-end progress() waits for the copy, so what the app
+// writes afterwards is not in the version.
+TEST(DataStoreAsync, SnapshotDuringNextStepHoldsTheCommittedState) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a buddy";
+  Process p(memory_async(), comm);
+  p.store->set_snapshot("field", fx::Snapshot::during_next_step);
+  EXPECT_THROW(p.store->set_snapshot("nope", fx::Snapshot::during_next_step), fx::UsageError);
+  p.commit(4);
+  p.store->progress();  // the end of the next step
+  p.state->fill(5);     // the step after writes the member
+  p.store->flush();
+  EXPECT_EQ(p.store->committed_iteration(), 4);
+  const int victim = (n - 1) % n;
+  p.repair(r == victim, memory_async(), comm);
+  if (r != victim) p.state->fill(9);
+  EXPECT_EQ(p.store->restore(), 4);
+  EXPECT_TRUE(all_true(p.state->matches(4)));
+}
+
+// A rank that cannot save fails the asynchronous commit everywhere, when
+// it completes; the previous version stays.
+TEST(DataStoreAsync, AFailedSaveFailsTheCommitEverywhere) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  if (comm.size() < 2) GTEST_SKIP() << "needs a buddy";
+  Process p(memory_async(), comm);
+  bool explode = false;
+  p.store->add_member(bomb_member(explode));
+  p.commit(10);
+  explode = r == 1;
+  p.commit(20);  // finishes 10
+  EXPECT_THROW(p.store->flush(), fx::CheckpointError);
+  EXPECT_EQ(p.store->committed_iteration(), 10);
+  explode = false;
+  p.state->fill(99);
+  EXPECT_EQ(p.store->restore(), 10);
+  EXPECT_TRUE(all_true(p.state->matches(10)));
+}
+
+// A repair while a commit is in flight: the version is restored only when
+// every rank got as far as holding it; else the previous one.
+TEST(DataStoreAsync, RepairWithACommitInFlight) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a buddy";
+  Process p(memory_async(), comm);
+  p.commit(7);
+  p.store->flush();
+  p.commit(8);  // in flight
+  const int victim = 0;
+  p.repair(r == victim, memory_async(), comm);
+  if (r != victim) p.state->fill(9);
+  const auto it = p.store->restore();
+  ASSERT_TRUE(it.has_value());
+  EXPECT_GE(*it, 7);
+  EXPECT_TRUE(all_true(p.state->matches(*it)));
 }
 
 TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
@@ -176,17 +298,7 @@ TEST(DataStoreBuddy, DepthAndAFailedCommitKeepThePreviousVersion) {
   // A member that cannot be saved on rank 1 fails the commit of 60 on every
   // rank, consistently, without touching version 50.
   bool explode = false;
-  fx::Member bomb;
-  bomb.name = "bomb";
-  bomb.type = "uint8";
-  bomb.extents = {1};
-  bomb.bytes = 1;
-  bomb.save = [&explode](std::byte* out) {
-    if (explode) FX_THROW(fx::CheckpointError, "bomb: cannot save");
-    *out = std::byte{1};
-  };
-  bomb.load = [](const std::byte*) {};
-  p.store->add_member(bomb);
+  p.store->add_member(bomb_member(explode));
   p.commit(55);
   explode = r == 1;
   EXPECT_THROW(p.commit(60), fx::CheckpointError);

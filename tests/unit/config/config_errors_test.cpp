@@ -307,7 +307,7 @@ const std::vector<BadCase> kCases = {
      {},
      0,
      "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, "
-     "commit-agree, node-write, "
+     "commit-posted, commit-agree, node-write, "
      "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean "
      "'halo'?), "
      "got 'halos'"},
@@ -490,7 +490,7 @@ const std::vector<BadCase> kCases = {
      0,
      "env FX_CFG_CHECKPOINT__MEMORY__EVRY: checkpoint.memory.evry: expected one of every, buddy_distance, "
      "scheme, "
-     "parity_group, depth (did you mean 'every'?), got 'evry'"},
+     "parity_group, depth, async (did you mean 'every'?), got 'evry'"},
     {"missing_file",
      "",
      {"FX_CONFIG={d}/nope.yaml"},

@@ -18,6 +18,16 @@
 
 namespace fx {
 
+// When a commit takes its snapshot of a member (DataStore::set_snapshot).
+// at_commit: commit() copies the member before it returns. during_next_step:
+// until its next step has ended the application writes none of the
+// member's memory but parts it always rewrites before reading them (the
+// usual double buffer: the next step reads it and refreshes its ghost
+// layers), so an asynchronous commit copies it beside that step and the
+// step-end hook waits for the copy. Members without host memory are
+// always copied at the commit.
+enum class Snapshot { at_commit, during_next_step };
+
 struct Member {
   std::string name;
   std::string type;                  // "float64", "int32", "uint8", "bytes16", ...
@@ -30,6 +40,7 @@ struct Member {
   // each use (a std::vector may have moved). Lets the store copy and hash in
   // one pass and receive a restore straight into application memory.
   std::function<std::byte*()> host;
+  Snapshot snapshot = Snapshot::at_commit;
 };
 
 namespace detail {

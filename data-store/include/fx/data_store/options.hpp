@@ -19,6 +19,10 @@ struct MemoryCheckpointConfig {
   MemoryScheme scheme = MemoryScheme::buddy;
   int parity_group = 4;  // parity: ranks per XOR group (>= 2; the last group takes the rest)
   int depth = 2;         // versions kept
+  // Buddy commits without a node-local or HDF5 write return once the
+  // snapshot is taken; the exchange and the agreement finish in the
+  // background (DataStore::progress), the version is committed then.
+  bool async = true;
 };
 
 struct Hdf5CheckpointConfig {

@@ -25,8 +25,16 @@ namespace fx {
 struct CheckpointStats {
   CheckpointLevel level = CheckpointLevel::none;
   std::int64_t iteration = -1;
-  std::uint64_t bytes = 0;       // this rank's registered bytes
-  double seconds = 0;            // the whole call
+  std::uint64_t bytes = 0;  // this rank's registered bytes
+  double seconds = 0;       // the whole call
+  // commit: from the call until the version was committed everywhere (an
+  // asynchronous commit finishes after the call; else = seconds).
+  double committed_seconds = 0;
+  // asynchronous commit: the time progress() and flush() spent on it on
+  // the app's thread after the call (the copies left to the step end when
+  // no core is idle, the exchange, the agreement).
+  double background_seconds = 0;
+  bool async = false;            // commit: the exchange and agreement ran after the call
   double memory_seconds = 0;     // in-memory part (pack, redundancy, agreement / pull, load)
   double node_seconds = 0;       // node-local part (0 when the call did not touch it)
   double hdf5_seconds = 0;       // disk part (0 when the call did not touch disk)
@@ -48,12 +56,13 @@ struct CheckpointStats {
 // Named points inside commit() and restore() where a fault may be injected
 // (the runtime maps them to fx::Phase; the store knows nothing of injection).
 // commit_save: before this rank packs its members (the members' save), after
-// the commit's set-up collectives; commit_agree: the copies exchanged, before
-// the agreement that commits the version; node_write: this rank's
-// node-local files written, before the agreement that lets every rank mark
-// them; restore_load: the in-memory version chosen (after the inventory
-// exchange), before it loads.
-enum class StorePoint { commit_save, commit_agree, node_write, restore_load };
+// the commit's set-up collectives; commit_posted: an asynchronous commit has
+// posted its exchange and is about to return (its image in flight);
+// commit_agree: the copies exchanged, before the agreement that commits the
+// version (asynchronous: inside progress() or flush(), steps later);
+// node_write: this rank's node-local files written, before their
+// agreement; restore_load: before a restore loads its version.
+enum class StorePoint { commit_save, commit_posted, commit_agree, node_write, restore_load };
 
 class DataStore {
  public:
@@ -74,8 +83,9 @@ class DataStore {
   // with its own on a failure, so a rank blocked in a store transfer wakes.
   void revoke();
   const CheckpointConfig& options() const { return options_; }
-  // Called at each StorePoint this rank reaches (not collective).
-  using FaultHook = std::function<void(StorePoint)>;
+  // Called at each StorePoint this rank reaches (not collective), with the
+  // iteration of the version concerned (-1 in a restore).
+  using FaultHook = std::function<void(StorePoint, std::int64_t)>;
   void set_fault_hook(FaultHook hook) { fault_hook_ = std::move(hook); }
 
   // add(name, T* data, n), add(name, std::vector<T>&), add(name, Kokkos::View):
@@ -91,6 +101,9 @@ class DataStore {
     add_member(std::move(m));
   }
   void add_member(Member m);
+  // When commits take the snapshot of member `name` (see fx::Snapshot);
+  // throws UsageError naming it when no such member is registered.
+  void set_snapshot(const std::string& name, Snapshot snapshot);
   // add_static(name, std::vector<T>&) or (name, Kokkos::View<T*>&), see
   // make_static_member: data written once (e.g. an assembled matrix) that
   // the first commit after registration copies to the buddy and later
@@ -116,8 +129,22 @@ class DataStore {
   // once every rank has it (agreement). Every node.every-th commit also
   // goes to node-local storage, every hdf5.every-th to disk. A failure
   // inside throws ProcessFailure and leaves the previous committed version
-  // intact.
+  // intact. With checkpoint.memory.async (buddy scheme, no node-local or
+  // HDF5 write due) it returns once the snapshot is taken and the exchange
+  // posted; progress() and flush() finish it, and a failure before then
+  // leaves the previous version restorable. Two commits never overlap: the
+  // next one finishes this one first.
   void commit(std::int64_t iteration);
+  // Move an asynchronous commit on (not collective, never blocks on peers):
+  // waits for the snapshot of during_next_step members (call it when the
+  // step after the commit has ended), tests the exchange, then posts and
+  // tests the agreement. Returns true when it committed the version
+  // (take_committed() then has its stats). Throws ProcessFailure if a peer
+  // died.
+  bool progress();
+  // The stats of an asynchronous commit that became committed since the
+  // last call, handed out once.
+  std::optional<CheckpointStats> take_committed() { return std::exchange(committed_async_, std::nullopt); }
   // Collective after a repair (or at start): restore the newest version
   // every rank can get (own memory, buddy or parity, then node-local
   // storage or HDF5, the newer first). Returns its iteration, or nullopt
@@ -153,8 +180,9 @@ class DataStore {
   // runtime calls it after the first step; flush() does it when nobody did.
   void start_reprotection();
   // Wait for the re-protection restore() planned (posting it first when
-  // start_reprotection() was not called). Not collective; commit() and
-  // restore() do it first themselves. Throws ProcessFailure if a peer died.
+  // start_reprotection() was not called) and for an asynchronous commit in
+  // flight (its agreement: collective then). commit() and restore() do it
+  // first themselves. Throws ProcessFailure if a peer died.
   void flush();
 
   // The buddy distance chosen for the hosts of this communicator (0: the
@@ -166,8 +194,8 @@ class DataStore {
   CheckpointLevel last_restore_level() const { return last_restore_stats().level; }
 
  private:
-  void fault_point(StorePoint point) const {
-    if (fault_hook_) fault_hook_(point);
+  void fault_point(StorePoint point, std::int64_t iteration) const {
+    if (fault_hook_) fault_hook_(point, iteration);
   }
   struct Impl;
   // The store's duplicate of comm_, made when missing (the first collective
@@ -179,6 +207,7 @@ class DataStore {
   Comm own_;   // the store's duplicate of comm_: all its traffic
   std::vector<Member> members_;
   std::optional<CheckpointStats> resized_restore_;  // see take_resized_restore()
+  std::optional<CheckpointStats> committed_async_;  // see take_committed()
   std::vector<StaticMember> statics_;
   FaultHook fault_hook_;
   std::unique_ptr<Impl> impl_;

@@ -56,6 +56,30 @@ Agreement agree_value(MPI_Comm comm, int flag);
 // ...). keep_waiting may throw: the cell is left behind then too.
 Agreement agree_polled(MPI_Comm comm, int flag, const std::function<bool()>& keep_waiting);
 
+// An agreement posted now and finished later (an asynchronous checkpoint
+// commit's, tested between the application's steps). Destroyed while in
+// flight, it leaves its request and cell behind (abandoned).
+class PendingAgreement {
+ public:
+  PendingAgreement() = default;
+  PendingAgreement(const PendingAgreement&) = delete;
+  PendingAgreement& operator=(const PendingAgreement&) = delete;
+  ~PendingAgreement() { abandon(); }
+
+  int post(MPI_Comm comm, int flag);  // MPIX_Comm_iagree's return code
+  bool posted() const { return cell_ != nullptr || done_; }
+  // One MPI_Test; true once complete (or failed): result() then holds it.
+  bool test();
+  const Agreement& result() const { return result_; }
+  void abandon();  // request and cell left behind, as a repair replaces the comm
+
+ private:
+  int* cell_ = nullptr;  // deleted only after a normal completion
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool done_ = false;
+  Agreement result_;
+};
+
 // Acknowledge the failures this process knows of and return them as ranks
 // of comm (so MPI_ANY_SOURCE receives work again).
 int ack_failed(MPI_Comm comm, std::vector<int>& failed_ranks);

@@ -1,0 +1,192 @@
+// Asynchronous buddy commits: see async_commit.hpp.
+#include "async_commit.hpp"
+
+#include <fx/clock.hpp>
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include "store_impl.hpp"
+
+namespace fx {
+
+using detail::Slot;
+
+namespace detail {
+
+void SnapshotCopier::start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image) {
+  wait();
+  thread_ = std::thread(
+      [copies = std::move(copies), &info, image] { finish_pending_copies(copies, info, image, true); });
+}
+
+void SnapshotCopier::wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace detail
+
+bool DataStore::Impl::idle_core() const {
+  return static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
+}
+
+bool DataStore::Impl::async_due(std::int64_t seq) const {
+  return options.memory.async && !parity() && size() > 1 && !node_due(seq) && !hdf5_due(seq);
+}
+
+void DataStore::Impl::post_async() {
+  detail::AsyncCommit& a = *pending;
+  const int n = size();
+  a.dest = detail::buddy_of(rank(), n, distance);
+  a.src = detail::buddy_source(rank(), n, distance);
+  a.out = {a.packed ? a.slot->own_info.total_bytes : 0, a.slot->own_info.payload_offset};
+  a.slot->held_ok = false;
+  FX_CHECK_MPI(comm,
+               MPI_Irecv(a.in.data(), 2, MPI_UINT64_T, a.src, detail::kTagSize, comm.raw(), &a.sizes[0]));
+  FX_CHECK_MPI(comm,
+               MPI_Isend(a.out.data(), 2, MPI_UINT64_T, a.dest, detail::kTagSize, comm.raw(), &a.sizes[1]));
+}
+
+namespace {
+
+// Test (or wait for) every request; false while some are pending. On an
+// error the others become orphans and the comm is revoked: the caller's
+// check throws.
+int complete(std::vector<MPI_Request>& rs, bool block, bool& done, std::vector<MPI_Request>& orphans,
+             MPI_Comm comm) {
+  done = true;
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    int flag = 1;
+    const int rc = block ? MPI_Wait(&rs[i], MPI_STATUS_IGNORE) : MPI_Test(&rs[i], &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      for (auto& r : rs) {
+        if (r != MPI_REQUEST_NULL) orphans.push_back(r);
+        r = MPI_REQUEST_NULL;
+      }
+      if (ulfm::is_failure(rc)) ulfm::revoke(comm);
+      return rc;
+    }
+    done = done && flag;
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+bool DataStore::Impl::advance_exchange(bool block) {
+  detail::AsyncCommit& a = *pending;
+  Slot& s = *a.slot;
+  // The snapshot ends with the app's next step, whatever the exchange does.
+  a.copier.wait();
+  if (!a.later.empty()) finish_pending_copies(std::exchange(a.later, {}), s.own_info, s.own.data(), false);
+  if (!a.snapshot_done) {
+    s.own_ok = a.packed;
+    a.snapshot_done = true;
+  }
+  bool done = false;
+  if (!a.sizes_done) {
+    std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
+    comm.check(complete(rs, block, done, orphans, comm.raw()), "MPI_Test (checkpoint sizes)", __FILE__,
+               __LINE__);
+    std::copy(rs.begin(), rs.end(), a.sizes.begin());
+    a.sizes_done = done;
+  }
+  if (a.sizes_done && !a.image_posted) {
+    detail::Transfer x(comm, orphans);
+    if (a.in[0] > 0) {
+      s.held.reset(a.in[0]);
+      x.recv(s.held.data(), a.in[0], a.src, detail::kTagImage);
+    }
+    if (a.out[0] > 0) x.send(s.own.data(), a.out[0], a.dest, detail::kTagImage);
+    a.image = x.release();
+    a.image_posted = true;
+  }
+  if (a.image_posted && !a.exchanged) {
+    comm.check(complete(a.image, block, done, orphans, comm.raw()), "MPI_Test (checkpoint image)", __FILE__,
+               __LINE__);
+    if (done && a.in[0] > 0) s.hold(a.src, a.in[1]);
+    a.exchanged = done;
+  }
+  return a.exchanged;
+}
+
+bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_agree) {
+  if (!pending) return false;
+  detail::AsyncCommit& a = *pending;
+  Slot& s = *a.slot;
+  const double t = now();
+  advance_exchange(block);
+  if (a.exchanged && !a.agreement.posted()) {
+    at_agree();
+    a.agreement.post(comm.raw(), s.own_ok && a.in[0] > 0 ? 1 : 0);
+  }
+  bool agreed = a.agreement.posted() && a.agreement.test();
+  detail::FailureHandler* h = comm.handler();
+  while (block && !agreed) {
+    // A revoke does not end an agreement: leave when a repair started.
+    if (h && h->interrupted()) {
+      a.agreement.abandon();
+      h->on_failure(comm.raw(), MPI_ERR_OTHER, "MPIX_Comm_iagree");
+      throw ProcessFailure("agreement left: a repair started elsewhere", {}, __FILE__, __LINE__);
+    }
+    sched_yield();  // oversubscribed: let the peers we wait for run
+    agreed = a.agreement.test();
+  }
+  a.stats.background_seconds += now() - t;
+  if (!agreed) return false;
+  const ulfm::Agreement r = a.agreement.result();
+  if (r.rc != MPI_SUCCESS) comm.check(r.rc, "MPIX_Comm_iagree (checkpoint commit)", __FILE__, __LINE__);
+  const std::int64_t it = a.iteration;
+  const std::string error = a.error;
+  CheckpointStats st = a.stats;
+  pending.reset();
+  if (!r.flag) {
+    drop_from(it);
+    FX_THROW(CheckpointError,
+             error.empty()
+                 ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", it)
+                 : error);
+  }
+  s.committed = true;
+  prior.clear();  // the new decomposition is protected now
+  committed = it;
+  sequence = s.sequence;
+  trim();
+  st.committed_seconds = now() - a.t0;
+  commit_stats = st;
+  committed_async = st;
+  log::debug(
+      "committed iteration {} after {:.3f} ms: the app waited {:.3f} ms in the commit, {:.3f} ms after", it,
+      st.committed_seconds * 1e3, st.seconds * 1e3, st.background_seconds * 1e3);
+  return true;
+}
+
+void DataStore::Impl::abandon_async() {
+  if (!pending) return;
+  detail::AsyncCommit& a = *pending;
+  a.copier.wait();
+  if (!a.later.empty())
+    finish_pending_copies(std::exchange(a.later, {}), a.slot->own_info, a.slot->own.data(), false);
+  if (!a.snapshot_done) a.slot->own_ok = a.packed;
+  a.snapshot_done = true;
+  if (!ulfm::comm_revoked(comm.raw())) {
+    // No failure (the comm goes, every peer does the same): finish the
+    // exchange as usual, so no peer's transfer is left unmatched.
+    try {
+      advance_exchange(true);
+    } catch (const Error&) {
+      // a failure after all: the comm is revoked now, the version incomplete
+    }
+  } else {
+    // A failure: whatever was posted ends at once. Errors mean "not held".
+    bool ok = a.sizes_done && a.image_posted;
+    for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
+    for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+    if (ok && !a.exchanged && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+  }
+  if (a.agreement.posted() && !a.agreement.test()) a.agreement.abandon();
+  pending.reset();
+}
+
+}  // namespace fx

@@ -1,0 +1,60 @@
+#pragma once
+// An asynchronous buddy commit in flight. DataStore::commit() takes the
+// snapshot (or leaves the during_next_step members to a copier thread
+// beside the app's next step) and posts the size exchange; progress() and
+// flush() move it on: the image exchange with the buddies, then the
+// agreement that commits the version. Until then the previous version
+// stays the one a restore falls back to.
+#include <fx/data_store/store.hpp>
+#include <fx/recovery/ulfm.hpp>
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "image.hpp"
+
+namespace fx::detail {
+
+struct Slot;
+
+// Copies and hashes members into an image on a thread of its own (no MPI
+// there), then writes the image's header.
+class SnapshotCopier {
+ public:
+  SnapshotCopier() = default;
+  SnapshotCopier(const SnapshotCopier&) = delete;
+  SnapshotCopier& operator=(const SnapshotCopier&) = delete;
+  ~SnapshotCopier() { wait(); }
+  void start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image);
+  void wait();  // until done (at once when idle)
+
+ private:
+  std::thread thread_;
+};
+
+struct AsyncCommit {
+  Slot* slot = nullptr;
+  std::int64_t iteration = -1;
+  bool packed = false;  // this rank's members were saved (else `error` says why)
+  std::string error;
+  double t0 = 0;          // when commit() was called
+  CheckpointStats stats;  // background_seconds: the app's time on it since
+  SnapshotCopier copier;
+  std::vector<PendingCopy> later;  // no idle core: copied on the app's thread at the step end
+  bool snapshot_done = false;
+  int dest = -1, src = -1;                   // buddy holding my copy, rank whose copy I hold
+  std::array<std::uint64_t, 2> out{}, in{};  // image bytes (0: none) and payload offset
+  std::array<MPI_Request, 2> sizes{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  bool sizes_done = false;
+  bool image_posted = false;
+  std::vector<MPI_Request> image;  // the receive's and the send's pieces
+  bool exchanged = false;
+  ulfm::PendingAgreement agreement;
+};
+
+}  // namespace fx::detail
