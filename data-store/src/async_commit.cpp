@@ -27,7 +27,15 @@ void SnapshotCopier::wait() {
 
 }  // namespace detail
 
-bool DataStore::Impl::idle_core() const {
+bool DataStore::Impl::copier_thread() const {
+  switch (options.memory.copier) {
+    case SnapshotCopier::thread:
+      return true;
+    case SnapshotCopier::step_end:
+      return false;
+    case SnapshotCopier::automatic:
+      break;
+  }
   return static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
 }
 

@@ -529,7 +529,7 @@ void DataStore::commit(std::int64_t iteration) {
     a->stats.bytes = bytes();
     a->stats.static_bytes_sent = static_sent;
     a->stats.async = true;
-    if (!later.empty() && im.idle_core())
+    if (!later.empty() && im.copier_thread())
       a->copier.start(std::move(later), s.own_info, s.own.data());
     else
       a->later = std::move(later);

@@ -142,9 +142,10 @@ struct DataStore::Impl {
   bool topology_valid = false;
   int distance = 0;
   int ranks_here = 1;  // ranks of the comm on this host (set with the topology)
-  // A core no rank of this host keeps busy: the snapshot copier runs on a
-  // thread of its own, else on the app's thread at the step end.
-  bool idle_core() const;
+  // The snapshot copier runs on a thread of its own (checkpoint.memory.copier;
+  // auto: when a core of this host is idle), else on the app's thread at
+  // the step end.
+  bool copier_thread() const;
   std::vector<MPI_Request> orphans;
   // Buffers of orphaned requests: freed only once drain_orphans() has
   // completed those requests (MPI may still read or write them until then).

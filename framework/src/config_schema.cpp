@@ -196,6 +196,8 @@ std::vector<ConfigKey> make_schema() {
               "versions kept in memory"),
       boolean("checkpoint.memory.async", FX_MEMBER(checkpoint.memory.async),
               "buddy commits finish in the background (exchange, agreement)"),
+      named<SnapshotCopier>("checkpoint.memory.copier", FX_MEMBER(checkpoint.memory.copier),
+                            "who copies during_next_step members: a thread, the step end, or auto"),
       integer("checkpoint.node.every", FX_MEMBER(checkpoint.node.every), 0, "an interval >= 0 (0: off)",
               "every m-th memory version also goes to node-local storage"),
       path("checkpoint.node.directory", FX_MEMBER(checkpoint.node.directory), "a directory path", false,

@@ -190,14 +190,19 @@ TEST(DataStoreAsync, CommitFinishesInTheBackground) {
 }
 
 // A member promised untouched until the next step ends is copied beside
-// that step: the step-end progress() waits for the copy, so what the app
-// writes afterwards is not in the version.
-TEST(DataStoreAsync, SnapshotDuringNextStepHoldsTheCommittedState) {
+// that step (on the store's thread, or at the step end): the step-end
+// progress() waits for the copy, so what the app writes afterwards is not
+// in the version.
+class DataStoreCopier : public ::testing::TestWithParam<fx::SnapshotCopier> {};
+
+TEST_P(DataStoreCopier, SnapshotDuringNextStepHoldsTheCommittedState) {
   const fx::Comm comm = make_comm();
   const int r = comm.rank();
   const int n = comm.size();
   if (n < 2) GTEST_SKIP() << "needs a buddy";
-  Process p(memory_async(), comm);
+  fx::CheckpointConfig cfg = memory_async();
+  cfg.memory.copier = GetParam();
+  Process p(cfg, comm);
   p.store->set_snapshot("field", fx::Snapshot::during_next_step);
   EXPECT_THROW(p.store->set_snapshot("nope", fx::Snapshot::during_next_step), fx::UsageError);
   p.commit(4);
@@ -206,11 +211,14 @@ TEST(DataStoreAsync, SnapshotDuringNextStepHoldsTheCommittedState) {
   p.store->flush();
   EXPECT_EQ(p.store->committed_iteration(), 4);
   const int victim = (n - 1) % n;
-  p.repair(r == victim, memory_async(), comm);
+  p.repair(r == victim, cfg, comm);
   if (r != victim) p.state->fill(9);
   EXPECT_EQ(p.store->restore(), 4);
   EXPECT_TRUE(all_true(p.state->matches(4)));
 }
+INSTANTIATE_TEST_SUITE_P(Copiers, DataStoreCopier,
+                         ::testing::Values(fx::SnapshotCopier::thread, fx::SnapshotCopier::step_end),
+                         [](const auto& p) { return std::string(fx::to_string(p.param)); });
 
 // A rank that cannot save fails the asynchronous commit everywhere, when
 // it completes; the previous version stays.

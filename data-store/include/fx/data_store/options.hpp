@@ -11,6 +11,11 @@ enum class MemoryScheme { buddy, parity };
 // rank files, other rank count): start from scratch, or throw
 // fx::CheckpointLost on every rank.
 enum class UnusablePolicy { fresh, stop };
+// Who copies an asynchronous commit's during_next_step members: a thread
+// of the store's own beside the app's next step, the app's thread at that
+// step's end, or (automatic) the thread when this host has a core no rank
+// keeps busy.
+enum class SnapshotCopier { automatic, thread, step_end };
 
 struct MemoryCheckpointConfig {
   int every = 0;            // commit every k iterations (0: off)
@@ -23,6 +28,7 @@ struct MemoryCheckpointConfig {
   // snapshot is taken; the exchange and the agreement finish in the
   // background (DataStore::progress), the version is committed then.
   bool async = true;
+  SnapshotCopier copier = SnapshotCopier::automatic;
 };
 
 struct Hdf5CheckpointConfig {
@@ -52,4 +58,6 @@ struct CheckpointConfig {
 }  // namespace fx
 
 FX_ENUM_NAMES(fx::MemoryScheme, {fx::MemoryScheme::buddy, "buddy"}, {fx::MemoryScheme::parity, "parity"})
+FX_ENUM_NAMES(fx::SnapshotCopier, {fx::SnapshotCopier::automatic, "auto"},
+              {fx::SnapshotCopier::thread, "thread"}, {fx::SnapshotCopier::step_end, "step_end"})
 FX_ENUM_NAMES(fx::UnusablePolicy, {fx::UnusablePolicy::fresh, "fresh"}, {fx::UnusablePolicy::stop, "stop"})
