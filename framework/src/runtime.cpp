@@ -202,7 +202,12 @@ void Runtime::checkpoint(std::int64_t iteration) {
 }
 
 void Runtime::record_committed() {
-  if (auto st = store_->take_committed()) recorder_.committed(*st);
+  auto st = store_->take_committed();
+  if (!st) return;
+  recorder_.committed(*st);
+  // What the commit cost the app in all, for the automatic interval.
+  commit_cost_ = st->seconds + st->background_seconds;
+  background_s_ += st->background_seconds;
 }
 
 void Runtime::reached(std::int64_t iteration) {
@@ -327,9 +332,15 @@ double Runtime::steps() {
     if (interval_.due(iteration_)) {
       const double tc = now();
       checkpoint(iteration_);
-      t_ckpt += now() - tc;
-      if (interval_.automatic()) choose_interval(now() - tc, (tc - t_mark) / stepped);
+      const double spent = now() - tc;
+      t_ckpt += spent;
+      // An asynchronous commit costs the app mostly after the call (step-end
+      // progress): the interval weighs the last committed one's whole cost,
+      // and the steps' time without it.
+      if (interval_.automatic())
+        choose_interval(std::max(spent, commit_cost_), (tc - t_mark - background_s_) / stepped);
       t_mark = now();
+      background_s_ = 0;
       stepped = 0;
     }
   }

@@ -132,7 +132,9 @@ class Runtime final : public RuntimeServices {
   std::unique_ptr<DataStore> store_;
   Report report_;
   Injector injector_;
-  ProgressStamp progress_;  // for the supervisor's watchdog
+  ProgressStamp progress_;   // for the supervisor's watchdog
+  double commit_cost_ = 0;   // the last committed version's cost to the app (wait + after)
+  double background_s_ = 0;  // asynchronous commits' time in step-end progress since the last commit
   CheckpointInterval interval_{config_.checkpoint.memory.every, config_.checkpoint.memory.every_auto,
                                config_.checkpoint.mtbf_s};
   Watch watch_;
