@@ -95,8 +95,9 @@ bool DataStore::Impl::advance_exchange(bool block) {
   bool done = false;
   if (!a.sizes_done) {
     std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
-    comm.check(complete(rs, block, done, orphans, comm.raw()), "MPI_Test (checkpoint sizes)", __FILE__,
-               __LINE__);
+    const int rc = complete(rs, block, done, orphans, comm.raw());
+    a.failed = a.failed || rc != MPI_SUCCESS;
+    comm.check(rc, "MPI_Test (checkpoint sizes)", __FILE__, __LINE__);
     std::copy(rs.begin(), rs.end(), a.sizes.begin());
     a.sizes_done = done;
   }
@@ -111,8 +112,9 @@ bool DataStore::Impl::advance_exchange(bool block) {
     a.image_posted = true;
   }
   if (a.image_posted && !a.exchanged) {
-    comm.check(complete(a.image, block, done, orphans, comm.raw()), "MPI_Test (checkpoint image)", __FILE__,
-               __LINE__);
+    const int rc = complete(a.image, block, done, orphans, comm.raw());
+    a.failed = a.failed || rc != MPI_SUCCESS;
+    comm.check(rc, "MPI_Test (checkpoint image)", __FILE__, __LINE__);
     if (done && a.in[0] > 0) s.hold(a.src, a.in[1]);
     a.exchanged = done;
   }
@@ -178,7 +180,9 @@ void DataStore::Impl::abandon_async() {
     finish_pending_copies(std::exchange(a.later, {}), a.slot->own_info, a.slot->own.data(), false);
   if (!a.snapshot_done) a.slot->own_ok = a.packed;
   a.snapshot_done = true;
-  if (!ulfm::comm_revoked(comm.raw())) {
+  if (a.failed) {
+    // nothing of the exchange is held
+  } else if (!ulfm::comm_revoked(comm.raw())) {
     // No failure (the comm goes, every peer does the same): finish the
     // exchange as usual, so no peer's transfer is left unmatched.
     try {
@@ -188,7 +192,8 @@ void DataStore::Impl::abandon_async() {
     }
   } else {
     // A failure: whatever was posted ends at once. Errors mean "not held".
-    bool ok = a.sizes_done && a.image_posted;
+    // Requests an earlier error handed to the orphans look complete here.
+    bool ok = !a.failed && a.sizes_done && a.image_posted;
     for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
     for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
     if (ok && !a.exchanged && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);

@@ -54,6 +54,7 @@ struct AsyncCommit {
   bool image_posted = false;
   std::vector<MPI_Request> image;  // the receive's and the send's pieces
   bool exchanged = false;
+  bool failed = false;  // a transfer ended in error: its requests went to the orphans, nothing held
   ulfm::PendingAgreement agreement;
 };
 
