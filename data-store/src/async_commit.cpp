@@ -82,16 +82,20 @@ int complete(std::vector<MPI_Request>& rs, bool block, bool& done, std::vector<M
 
 }  // namespace
 
+void DataStore::Impl::finish_snapshot() {
+  detail::AsyncCommit& a = *pending;
+  Slot& s = *a.slot;
+  a.copier.wait();
+  if (!a.later.empty()) finish_pending_copies(std::exchange(a.later, {}), s.own_info, s.own.data(), false);
+  if (!a.snapshot_done) s.own_ok = a.packed;
+  a.snapshot_done = true;
+}
+
 bool DataStore::Impl::advance_exchange(bool block) {
   detail::AsyncCommit& a = *pending;
   Slot& s = *a.slot;
   // The snapshot ends with the app's next step, whatever the exchange does.
-  a.copier.wait();
-  if (!a.later.empty()) finish_pending_copies(std::exchange(a.later, {}), s.own_info, s.own.data(), false);
-  if (!a.snapshot_done) {
-    s.own_ok = a.packed;
-    a.snapshot_done = true;
-  }
+  finish_snapshot();
   bool done = false;
   if (!a.sizes_done) {
     std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
@@ -175,11 +179,7 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
 void DataStore::Impl::abandon_async() {
   if (!pending) return;
   detail::AsyncCommit& a = *pending;
-  a.copier.wait();
-  if (!a.later.empty())
-    finish_pending_copies(std::exchange(a.later, {}), a.slot->own_info, a.slot->own.data(), false);
-  if (!a.snapshot_done) a.slot->own_ok = a.packed;
-  a.snapshot_done = true;
+  finish_snapshot();
   if (a.failed) {
     // nothing of the exchange is held
   } else if (!ulfm::comm_revoked(comm.raw())) {

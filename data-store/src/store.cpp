@@ -459,19 +459,17 @@ const CheckpointStats& DataStore::last_restore_stats() const { return impl_->res
 void DataStore::start_reprotection() { impl_->start_deferred(); }
 
 void DataStore::flush() {
-  Impl& im = *impl_;
-  im.flush();
-  if (im.advance_async(true, [this, it = im.pending ? im.pending->iteration : -1] {
-        fault_point(StorePoint::commit_agree, it);
-      }))
-    committed_async_ = std::exchange(im.committed_async, std::nullopt);
+  impl_->flush();
+  advance_commit(true);
 }
 
-bool DataStore::progress() {
+bool DataStore::progress() { return advance_commit(false); }
+
+bool DataStore::advance_commit(bool block) {
   Impl& im = *impl_;
   if (!im.pending) return false;
   const std::int64_t it = im.pending->iteration;
-  if (!im.advance_async(false, [this, it] { fault_point(StorePoint::commit_agree, it); })) return false;
+  if (!im.advance_async(block, [this, it] { fault_point(StorePoint::commit_agree, it); })) return false;
   committed_async_ = std::exchange(im.committed_async, std::nullopt);
   return true;
 }

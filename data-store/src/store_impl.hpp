@@ -199,6 +199,8 @@ struct DataStore::Impl {
   bool async_due(std::int64_t sequence) const;     // this version's commit may run in the background
   // Post `pending`'s size exchange (its snapshot taken or on the copier).
   void post_async();
+  // Its snapshot: the copier joined, the step-end copies made, own_ok set.
+  void finish_snapshot();
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
   // Move `pending` on without waiting for peers (`block`: until it is

@@ -201,7 +201,8 @@ class DataStore {
   // The store's duplicate of comm_, made when missing (the first collective
   // call after set_comm()); throws ProcessFailure like any store call.
   const Comm& own_comm();
-  void release_own();  // after its background transfers
+  void release_own();               // after its background transfers
+  bool advance_commit(bool block);  // progress() / flush()'s part for the commit in flight
   CheckpointConfig options_;
   Comm comm_;  // the application's
   Comm own_;   // the store's duplicate of comm_: all its traffic
