@@ -21,23 +21,47 @@ void advise_huge_pages(void* p, std::size_t n) {
   if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
-void Buffer::Free::operator()(std::byte* p) const { std::free(p); }
+void Buffer::Free::operator()(std::byte* p) const {
+  if (mapped > 0)
+    munmap(p, mapped);
+  else
+    std::free(p);
+}
 
 void Buffer::reset(std::size_t n) {
-  if (n > capacity_) {
+  // A mapped file is rewritten in fresh memory: its copy-on-write faults,
+  // a page at a time, would cost more than huge pages.
+  if (n > capacity_ || data_.get_deleter().mapped > 0) {
     // Large buffers on 2 MiB boundaries so transparent huge pages can back
     // them: fewer page faults and TLB misses in the copy loops.
     const std::size_t align = n >= kHuge ? kHuge : kPage;
     const std::size_t cap = (n + align - 1) / align * align;
-    data_.reset();
-    capacity_ = 0;
+    data_ = std::unique_ptr<std::byte, Free>();
+    capacity_ = size_ = 0;
+    if (n == 0) return;
     void* p = std::aligned_alloc(align, cap);
     if (!p) throw std::bad_alloc();
     if (align == kHuge) advise_huge_pages(p, cap);
-    data_.reset(static_cast<std::byte*>(p));
+    data_ = std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(p), Free{});
     capacity_ = cap;
   }
   size_ = n;
+}
+
+bool Buffer::map_file(int fd, std::size_t n) {
+  if (n == 0) {
+    reset(0);
+    return true;
+  }
+  // The bytes past the file's end in its last page read as zeros; pages
+  // wholly past it would fault, so the capacity stops at that page.
+  const std::size_t cap = (n + kPage - 1) / kPage * kPage;
+  void* p = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) return false;
+  data_ = std::unique_ptr<std::byte, Free>(static_cast<std::byte*>(p), Free{cap});
+  size_ = n;
+  capacity_ = cap;
+  return true;
 }
 
 void Buffer::grow(std::size_t n) {
@@ -51,7 +75,7 @@ void Buffer::grow(std::size_t n) {
 }
 
 void Buffer::release() {
-  data_.reset();
+  data_ = std::unique_ptr<std::byte, Free>();
   size_ = capacity_ = 0;
 }
 

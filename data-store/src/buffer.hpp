@@ -18,6 +18,11 @@ class Buffer {
   // Make room for n bytes, keeping the current contents.
   void grow(std::size_t n);
   void release();
+  // Map the first n bytes of the open file fd, private and writable (copy
+  // on write): its pages are read where they are, never copied, and the
+  // file may be closed or removed meanwhile. The next reset() allocates
+  // afresh. False (errno set) when mmap fails.
+  bool map_file(int fd, std::size_t n);
   std::byte* data() { return data_.get(); }
   const std::byte* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
@@ -25,6 +30,9 @@ class Buffer {
 
  private:
   struct Free {
+    Free() noexcept : mapped(0) {}
+    explicit Free(std::size_t bytes) noexcept : mapped(bytes) {}
+    std::size_t mapped;  // bytes mapped by map_file, else 0 (malloc'd)
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte, Free> data_;

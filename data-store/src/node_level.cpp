@@ -102,29 +102,22 @@ std::vector<NodeFile> scan(const fs::path& root, int ranks) {
   return out;
 }
 
-void read_file(const NodeFile& f, detail::Buffer& into) {
+// The file mapped, not read: a rank's own image is unpacked and a partner
+// copy sent straight from the page cache (one copy each, not two).
+void map_file(const NodeFile& f, detail::Buffer& into) {
   const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     FX_THROW(CheckpointError, fmt::format("cannot open {}: {}", f.path.string(), std::strerror(errno)));
-  std::uint64_t done = 0;
-  int err = 0;
-  while (done < f.bytes && err == 0) {
-    const ssize_t got = ::read(fd, into.data() + done, f.bytes - done);
-    if (got > 0)
-      done += static_cast<std::uint64_t>(got);
-    else if (got == 0)
-      err = EIO;  // shorter than its marker says
-    else if (errno != EINTR)
-      err = errno;
-  }
+  const bool mapped = into.map_file(fd, f.bytes);
+  const int err = errno;
   ::close(fd);
-  if (err != 0)
-    FX_THROW(CheckpointError, fmt::format("cannot read {}: {}", f.path.string(), std::strerror(err)));
+  if (!mapped)
+    FX_THROW(CheckpointError, fmt::format("cannot map {}: {}", f.path.string(), std::strerror(err)));
 }
 
 // The file's image, checked against its marker before it is sent on.
 void load_file(const NodeFile& f, detail::Buffer& into) {
-  read_file(f, into);
+  map_file(f, into);
   const detail::ImageInfo info = detail::read_header(into.data(), f.bytes, f.path.string());
   if (info.iteration != f.iteration || info.rank != f.rank || info.digest() != f.checksum) {
     FX_THROW(CheckpointError,
@@ -305,13 +298,31 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   auto slot = spare_slot();
   std::vector<detail::Buffer> sent;
   bool ok = true;
-  double reading = 0;
+  double mapping = 0;
   const std::string what = fmt::format("node-local image of iteration {}", it);
+  const auto& me = src[static_cast<std::size_t>(r)];
+  // Checks fail locally; the agreement below makes the verdict common.
+  auto unpack = [&] {
+    try {
+      slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
+      if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
+        FX_THROW(CheckpointError,
+                 fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
+                             slot->own_info.rank, slot->own_info.size));
+      }
+      detail::unpack_image(slot->own_info, slot->own.data(), members, what);
+    } catch (const CheckpointError& e) {
+      log::warn("{}", e.what());
+      ok = false;
+    }
+    mark("unpack");
+  };
   try {
     detail::Transfer t(comm, orphans);
-    const auto& me = src[static_cast<std::size_t>(r)];
-    slot->own.reset(me.bytes);
-    if (me.holder != r) t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
+    if (me.holder != r) {
+      slot->own.reset(me.bytes);
+      t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
+    }
     mark("buffers");
     for (int q = 0; q < n; ++q) {
       const auto& s = src[static_cast<std::size_t>(q)];
@@ -319,8 +330,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
       const auto f = std::find_if(files.begin(), files.end(), [&](const NodeFile& x) {
         return x.iteration == it && x.rank == q && x.own == s.own;
       });
-      detail::Buffer& b = q == r ? slot->own : sent.emplace_back(s.bytes);
-      const double tr = now();
+      detail::Buffer& b = q == r ? slot->own : sent.emplace_back();
+      const double tm = now();
       try {
         if (f == files.end())
           FX_THROW(CheckpointError, fmt::format("{} of rank {}: not found here", what, q));
@@ -328,12 +339,13 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
       } catch (const CheckpointError& e) {
         log::warn("{}", e.what());
         ok = false;  // the receiver's checks fail too; the agreement makes it common
+        b.reset(s.bytes);
       }
-      reading += now() - tr;
+      mapping += now() - tm;
       if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
     }
-    restore_steps.emplace_back("read", reading);
-    last += reading;
+    restore_steps.emplace_back("map", mapping);
+    last += mapping;
     t.wait();
     mark("transfer");
   } catch (...) {
@@ -341,19 +353,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     orphan_buffers.push_back(std::move(slot->own));
     throw;
   }
-  try {
-    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
-    if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
-      FX_THROW(CheckpointError,
-               fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
-                           slot->own_info.rank, slot->own_info.size));
-    }
-    detail::unpack_image(slot->own_info, slot->own.data(), members, what);
-  } catch (const CheckpointError& e) {
-    log::warn("{}", e.what());
-    ok = false;
-  }
-  mark("unpack");
+  unpack();
   const bool agreed = agree(ok ? 1 : 0);
   mark("agree");
   if (!agreed) {

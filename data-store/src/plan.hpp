@@ -50,6 +50,7 @@ struct RestorePlan {
   std::int64_t sequence = 0;
   std::vector<RankPlan> ranks;
   bool history = false;              // a rank committed or restored before: not a cold start
+  bool fresh = false;                // nothing anywhere, not even in storage: start afresh
   bool reencode_parity = false;      // parity blocks missing: recompute them after the restore
   std::int64_t lost_iteration = -1;  // the newest version, when it was not restorable...
   std::vector<int> lost;             // ...because these ranks' data was nowhere

@@ -280,7 +280,8 @@ std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const 
   const std::int64_t seq = own ? own->sequence : 0;
   const bool holds = n < 2 || (own && own->held_ok && own->held_rank == source);
   // Minima of each, of the negated maxima: equal everywhere when min == max.
-  std::array<std::int64_t, 7> v{it, -it, -newest, seq, -seq, holds ? 1 : 0, -sequence};
+  std::array<std::int64_t, 8> v{it,   -it,           -newest,   seq,
+                                -seq, holds ? 1 : 0, -sequence, restored_before ? -1 : 0};
   on.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
   const bool same = v[0] == -v[1] && v[0] == -v[2] && v[3] == -v[4];
   if (same && v[0] >= 0 && v[5] == 1 && !parity()) {
@@ -292,7 +293,11 @@ std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const 
     for (auto& rp : plan.ranks) rp.source = detail::Source::own;
     return plan;
   }
-  if (cold && v[2] == 1 && v[6] == 0) return detail::RestorePlan{};  // -newest == 1: nothing, ever
+  if ((cold || v[7] == -1) && v[2] == 1 && v[6] == 0) {  // -newest == 1: nothing, ever
+    detail::RestorePlan plan;
+    plan.fresh = true;
+    return plan;
+  }
   return std::nullopt;
 }
 
@@ -596,12 +601,16 @@ std::optional<std::int64_t> DataStore::restore() {
   // message to mix with the app's), so a fresh start needs no communicator
   // of the store's own: the next commit makes it.
   const auto plan = [&] {
-    if (auto quick = im.plan_without_exchange(comm_, !options_.hdf5.restart)) return std::move(*quick);
+    // Storage is read at a fresh start only with a level that writes it (as
+    // the runtime decides at the job's start).
+    const bool storage = options_.hdf5.every > 0 || options_.node.every > 0;
+    if (auto quick = im.plan_without_exchange(comm_, !(options_.hdf5.restart && storage)))
+      return std::move(*quick);
     own_comm();
     const auto inv = im.exchange_inventories(im.versions, true);
     return detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
   }();
-  if (plan.iteration >= 0 || plan.history || options_.hdf5.restart) own_comm();
+  if (!plan.fresh) own_comm();
   // "arrival": its first collective (waiting for every rank) and the plan.
   im.restore_steps = {{"arrival", now() - t0}};
 
@@ -617,6 +626,7 @@ std::optional<std::int64_t> DataStore::restore() {
     st.static_bytes_received = im.restore_statics();
     st.seconds = now() - t0;
     im.restore_stats = st;
+    im.restored_before = true;
     return it;
   };
   const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
@@ -632,6 +642,7 @@ std::optional<std::int64_t> DataStore::restore() {
       st.static_bytes_received = im.restore_statics();
       st.memory_seconds = st.seconds = now() - t0;
       im.restore_stats = st;
+      im.restored_before = true;
       int pulled = 0;
       for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
       log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration,
@@ -651,9 +662,9 @@ std::optional<std::int64_t> DataStore::restore() {
 
   // Node-local storage, then disk (at a cold start only when hdf5.restart
   // asks for it); disk first when its newest version is newer.
-  const bool use_node = options_.node.every > 0 && (plan.history || options_.hdf5.restart);
-  const bool use_disk =
-      plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart) : options_.hdf5.restart;
+  const bool use_node = !plan.fresh && options_.node.every > 0 && (plan.history || options_.hdf5.restart);
+  const bool use_disk = !plan.fresh && (plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart)
+                                                     : options_.hdf5.restart);
   std::int64_t disk_newest = -1;
   if (use_node && use_disk) {
     const double tm = now();
@@ -686,6 +697,7 @@ std::optional<std::int64_t> DataStore::restore() {
   st.lost = plan.history || !im.node_lost.empty();
   st.lost_ranks = plan.history ? plan.unrecoverable : im.node_lost;
   im.restore_stats = st;
+  im.restored_before = true;
   return std::nullopt;
 }
 

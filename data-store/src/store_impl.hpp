@@ -226,8 +226,11 @@ struct DataStore::Impl {
   // restore()'s plan without that exchange when one reduction shows it is
   // trivial: every rank holds its own image and its buddy's copy of the
   // same newest version (nothing to move), or no rank ever held anything
-  // and `cold` allows a fresh start from it; nullopt otherwise. `on`: the
-  // store's communicator or the app's it duplicates.
+  // and storage has nothing either (`cold`: it is not read; or a live rank
+  // has restored before, so the job's start read it and no commit wrote it
+  // since): a fresh start, no communicator of the store's own needed.
+  // nullopt otherwise. `on`: the store's communicator or the app's it
+  // duplicates.
   std::optional<detail::RestorePlan> plan_without_exchange(const Comm& on, bool cold);
   // The same for any summaries, `k` per rank (padded; equal on every rank).
   std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
@@ -314,6 +317,7 @@ struct DataStore::Impl {
   // restore(): where this rank's time went, step by step (seconds), for the
   // node level's log line.
   std::vector<std::pair<const char*, double>> restore_steps;
+  bool restored_before = false;  // a restore() returned on this rank (the job's start read storage)
   // "arrival 12.0, inventory 3.1, ... ms" and their sum (seconds).
   std::string restore_steps_text(double& total) const;
 };
