@@ -185,8 +185,28 @@ fs::path DataStore::Impl::node_root() const {
 // Every rank writes its files; once all agree they did, each writes its
 // marker (which makes its files part of the version) and applies retention
 // to its directory.
+bool DataStore::Impl::exchange_node_partner(const Slot& s) {
+  const int n = size();
+  const int r = rank();
+  const int dest = detail::buddy_of(r, n, distance);
+  const int src = detail::buddy_source(r, n, distance);
+  const std::uint64_t out = s.own_ok ? s.own_info.total_bytes : 0;
+  std::uint64_t in = 0;
+  comm.sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
+  detail::Transfer t(comm, orphans);
+  if (in > 0) {
+    node_partner.reset(in);
+    t.recv(node_partner.data(), in, src, detail::kTagNodePartner);
+  }
+  if (out > 0) t.send(s.own.data(), out, dest, detail::kTagNodePartner);
+  t.wait();
+  return in > 0;
+}
+
 void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) {
   const int r = rank();
+  // A process failure here is repaired like any other in a commit.
+  const bool exchanged = options.node.partner && parity() && size() > 1 && exchange_node_partner(s);
   const fs::path root = node_root();
   detail::Manifest marker;
   marker.iteration = s.iteration;
@@ -198,10 +218,13 @@ void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) 
     dir = detail::make_version_dir(root, s.iteration);
     detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
     marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
-    if (options.node.partner && s.held_ok) {
-      const auto held = detail::read_header(s.held.data(), s.held.size(), "buddy copy");
-      detail::write_file_durably(dir / partner_file(r), s.held.data(), s.held.size());
-      marker.files.push_back({s.held_rank, partner_file(r), s.held.size(), held.digest()});
+    const detail::Buffer* copy = exchanged                           ? &node_partner
+                                 : options.node.partner && s.held_ok ? &s.held
+                                                                     : nullptr;
+    if (copy) {
+      const auto held = detail::read_header(copy->data(), copy->size(), "partner copy");
+      detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
+      marker.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
     }
   } catch (const CheckpointError& e) {
     error = e.what();

@@ -34,11 +34,12 @@ enum Tag : int {
   kTagProtect,
   kTagParity,
   kTagRebuild,
-  kTagPrior,       // restore_resized: old images to the ranks that want them
-  kTagStatic,      // static members: a rank's own (publish, restore)
-  kTagStaticHeld,  // static members: the buddy's copy (restore)
-  kTagNode,        // node level: an image from the rank that read it to its rank
-  kTagOwnCopy,     // restore: a recovered rank's own copy, after its members
+  kTagPrior,        // restore_resized: old images to the ranks that want them
+  kTagStatic,       // static members: a rank's own (publish, restore)
+  kTagStaticHeld,   // static members: the buddy's copy (restore)
+  kTagNode,         // node level: an image from the rank that read it to its rank
+  kTagOwnCopy,      // restore: a recovered rank's own copy, after its members
+  kTagNodePartner,  // node level under parity: the image of the rank whose partner copy this one writes
 };
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.
@@ -305,6 +306,12 @@ struct DataStore::Impl {
   // Sets commit_stats.node_seconds; `written` runs once this rank's files
   // are written, before the agreement (the store's node_write fault point).
   void write_node(detail::Slot& s, const std::function<void()>& written);
+  // Under parity no rank holds another's image: the partner copy the node
+  // level writes comes from an exchange of images with the rank a buddy
+  // distance away (on another host when there is one). Collective; the
+  // copy goes to node_partner (false when that rank sent none).
+  bool exchange_node_partner(const detail::Slot& s);
+  detail::Buffer node_partner;  // the image exchange_node_partner received
   // The newest version complete on the live hosts, when not older than
   // `at_least`. Collective. Sets node_lost when there were marked files
   // but no version was complete.
