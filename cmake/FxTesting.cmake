@@ -8,7 +8,7 @@
 #                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
 #                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]]
 #                   [LAUNCH_ARGS <launcher options> ...]
-#                   [HOSTS <n> [SPARE_HOSTS <k>] [FRESH_DIR <dir>] [HOST_EVENTS "WHEN|ACTION|HOST" ...]])
+#                   [HOSTS <n> [SPARE_HOSTS <k>] [SLURM] [FRESH_DIR <dir>] [HOST_EVENTS "WHEN|ACTION|HOST" ...]])
 #
 # It runs through scripts/launch.sh (mpiexec --with-ft ulfm, oversubscribed)
 # whose own time limit fires a few seconds before CTest's, so a hang kills
@@ -33,8 +33,10 @@
 # HOST_EVENTS lose hosts at a deterministic point ("file:GLOB|kill|host2":
 # once a file such as a checkpoint's manifest exists; "stopped|kill|host2":
 # once a process there froze at an injected SIGSTOP; "...|kill|host1,host2":
-# both together), one after the other. Skipped (77) where test hosts cannot
-# be made.
+# both together), one after the other. SLURM: Slurm runs on the test hosts
+# too and the launcher runs inside an allocation of all n (salloc), taking
+# its nodes from SLURM_JOB_NODELIST (no hostfile). Skipped (77) where test
+# hosts (or, with SLURM, Slurm and munge) cannot be made.
 #
 # BASELINE: the end-to-end form (tests/e2e/miniapps/run_case.sh). The plain
 # baseline runs failure-free on BASELINE_NP (default NP) ranks, then the
@@ -56,7 +58,7 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN"
+  cmake_parse_arguments(arg "SLURM" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN"
     "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
     ${ARGN})
   foreach(req NP TIMEOUT)
@@ -66,6 +68,9 @@ function(fx_add_mpi_test name)
   endforeach()
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fx_add_mpi_test(${name}): unexpected arguments '${arg_UNPARSED_ARGUMENTS}'")
+  endif()
+  if(arg_SLURM AND NOT arg_HOSTS)
+    message(FATAL_ERROR "fx_add_mpi_test(${name}): SLURM needs HOSTS <n> (the allocation is over the test hosts)")
   endif()
   if(NOT arg_SPARES)
     set(arg_SPARES 0)
@@ -117,12 +122,15 @@ function(fx_add_mpi_test name)
 endfunction()
 
 # HOSTS: the command runs on that many fresh test hosts of its own
-# (scripts/with_testhosts.sh: SPARE_HOSTS, FRESH_DIR, HOST_EVENTS given as
-# "WHEN|ACTION|HOST"), which checks that no process is left on them.
+# (scripts/with_testhosts.sh: SPARE_HOSTS, SLURM, FRESH_DIR, HOST_EVENTS given
+# as "WHEN|ACTION|HOST"), which checks that no process is left on them.
 macro(_fx_hosts_command out)
   set(hosts_args ${arg_HOSTS})
   if(arg_SPARE_HOSTS)
     list(APPEND hosts_args --spare-hosts ${arg_SPARE_HOSTS})
+  endif()
+  if(arg_SLURM)
+    list(APPEND hosts_args --slurm)
   endif()
   if(arg_FRESH_DIR)
     list(APPEND hosts_args --fresh-dir ${arg_FRESH_DIR})

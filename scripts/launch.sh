@@ -54,17 +54,42 @@ for v in n s t; do
 done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
+
+total=$((n + s))
+status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
+trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.* "$status_file".hosts' EXIT
+
+# Inside a Slurm allocation with no hostfile: the allocation's nodes, as
+# many slots each as the ranks need over the nodes that run them (the
+# supervisor keeps the last --spare-hosts K spare). Before --supervise, which
+# needs the host list.
+if [ -z "$hostfile" ] && [ -n "${SLURM_JOB_NODELIST:-}" ] && command -v scontrol >/dev/null; then
+  spare_hosts=${FX_SPARE_HOSTS:-0}
+  for ((i = 0; i + 1 < ${#sup_args[@]}; i += 2)); do
+    [ "${sup_args[i]}" = "--spare-hosts" ] && spare_hosts=${sup_args[i + 1]}
+  done
+  hostfile=$status_file.hosts
+  scontrol show hostnames "$SLURM_JOB_NODELIST" >"$hostfile" ||
+    { echo "fx run: scontrol show hostnames '$SLURM_JOB_NODELIST' (SLURM_JOB_NODELIST) failed" >&2; exit 2; }
+  nodes=$(wc -l <"$hostfile")
+  [ "$supervise" -eq 1 ] && [[ "$spare_hosts" =~ ^[0-9]+$ ]] && [ "$spare_hosts" -lt "$nodes" ] && nodes=$((nodes - spare_hosts))
+  sed -i "s/\$/ slots=$(( (total + nodes - 1) / nodes ))/" "$hostfile"
+  echo "fx run: hosts of Slurm job ${SLURM_JOB_ID:-?} (SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST): $(cut -d' ' -f1 "$hostfile" | xargs)" >&2
+fi
 if [ "$supervise" -eq 1 ]; then
+  # This shell (and its trap) are replaced: the supervisor reads a Slurm
+  # host list, already deleted, through an inherited descriptor.
+  rm -f "$status_file"
+  if [ -n "$hostfile" ] && [ "$hostfile" = "$status_file.hosts" ]; then
+    exec 3<"$hostfile"; rm -f "$hostfile"; hostfile=/dev/fd/3
+  fi
   exec /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/supervise.py" "${sup_args[@]}" --hostfile "$hostfile" \
     -n "$n" -s "$s" -t "$t" -- "$@"
 fi
 [ ${#sup_args[@]} -eq 0 ] || { echo "fx run: ${sup_args[0]} needs --supervise" >&2; exit 2; }
 
-total=$((n + s))
 export FX_SPARES=$s
-status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
 export FX_STATUS_FILE=$status_file
-trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.* "$status_file".hosts' EXIT
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
@@ -73,12 +98,6 @@ while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^
 # Several hosts: where the ranks go and what Open MPI needs there.
 hosts_=()
 local_ranks=$total
-if [ -z "$hostfile" ] && [ -n "${SLURM_JOB_NODELIST:-}" ] && command -v scontrol >/dev/null; then
-  hostfile=$status_file.hosts
-  per=$(( (total + ${SLURM_JOB_NUM_NODES:-1} - 1) / ${SLURM_JOB_NUM_NODES:-1} ))
-  scontrol show hostnames "$SLURM_JOB_NODELIST" | sed "s/\$/ slots=$per/" >"$hostfile" ||
-    { echo "fx run: scontrol show hostnames '$SLURM_JOB_NODELIST' failed" >&2; exit 2; }
-fi
 if [ -n "$hostfile" ]; then
   [ -r "$hostfile" ] || { echo "fx run: --hostfile '$hostfile' is not a readable file" >&2; exit 2; }
   mpi_prefix=$(cd "$(dirname "$(command -v mpiexec)")/.." && pwd)
@@ -89,6 +108,11 @@ if [ -n "$hostfile" ]; then
           # (mca_coll_han_revoke_local -> mca_pml_ob1_revoke_comm, measured on
           # test hosts) and tripled kill -> resume (0.4-0.6 s vs 1.1-2.6 s).
           --mca coll ^han)
+  # Inside a Slurm allocation PRRTE starts its daemons as a job step
+  # (srun). The step of an attempt that lost a host never ends (the lost
+  # node's part cannot report back), so a relaunch's step must share the
+  # nodes with it (srun --overlap, Slurm >= 20.11).
+  [ -n "${SLURM_JOB_ID:-}" ] && hosts_+=(--prtemca plm_slurm_args --overlap)
   if [ -n "${FX_NET:-}" ]; then
     hosts_+=(--mca btl tcp,self --mca btl_tcp_if_include "$FX_NET" --mca oob_tcp_if_include "$FX_NET"
              --prtemca oob_tcp_if_include "$FX_NET")
@@ -180,6 +204,18 @@ startup_watch() {
   return 1
 }
 
+# Ends mpiexec's process group with SIGNAL; with KILL also the srun that
+# started its daemons under Slurm (PRRTE gives it a process group of its
+# own: it would outlive the job, and its step would too).
+kill_mpiexec() {
+  [ -n "${pid:-}" ] || return 0
+  kill "-$1" -- -"$pid" 2>/dev/null
+  [ "$1" = KILL ] && pkill -KILL -f "^srun .*ess_base_nspace \"?prterun-$(hostname)-$pid@0" 2>/dev/null  # srun's argv has the quotes
+  return 0
+}
+# The supervisor (or a user) stopping the launcher stops the job.
+trap 'kill_mpiexec KILL; exit 143' TERM
+
 # launch ARGS: one mpiexec run, watched; sets rc and stuck.
 start_log=$status_file.stderr
 launch() {
@@ -199,7 +235,7 @@ launch() {
     sleep "$t" & sp=$!
     trap 'kill $sp; exit 0' TERM
     wait $sp
-    touch "$status_file.timeout"; kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid"
+    touch "$status_file.timeout"; kill_mpiexec TERM; sleep 5; kill_mpiexec KILL
   ) &
   watchdog=$!
   # PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
@@ -215,7 +251,7 @@ launch() {
   startup_reset
   while kill -0 "$pid" 2>/dev/null; do
     if ! startup_watch; then
-      kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
+      kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
       break
     fi
     if [ -s "$status_file" ] && { [ -n "$hostfile" ] || ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; }; then
@@ -223,7 +259,7 @@ launch() {
       idle_since=${idle_since:-$now_s}
       if [ $((now_s - idle_since)) -ge "$grace" ]; then
         stuck=1
-        kill -TERM -- -"$pid" 2>/dev/null; sleep 1; kill -KILL -- -"$pid" 2>/dev/null
+        kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
         break
       fi
     else
@@ -277,7 +313,7 @@ if [ -e "$status_file.timeout" ]; then
 fi
 kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
 # Ranks that leave without MPI_Finalize can outlive mpiexec by a moment.
-kill -KILL -- -"$pid" 2>/dev/null
+kill_mpiexec KILL
 if [ -s "$status_file" ]; then
   read -r code _ < "$status_file"
   exit "$code"

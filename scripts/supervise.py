@@ -90,7 +90,8 @@ def sweep(host, nspace, program, timeout):
             f"ns={shlex.quote(nspace)}; "
             "for f in $(grep -lz \"^PMIX_NAMESPACE=$ns@\" /proc/[0-9]*/environ 2>/dev/null); do "
             "  p=${f#/proc/}; kill -9 ${p%/environ} 2>/dev/null; done; "
-            "pkill -9 -f \"ess_base_nspace $ns@0\" 2>/dev/null; true")
+            # (a daemon srun started has the value in quotes)
+            "pkill -9 -f \"ess_base_nspace .?$ns@0\" 2>/dev/null; true")
     else:  # no namespace known: the program's processes
         script = f"pkill -9 -f -- {shlex.quote(program)} 2>/dev/null; true"
     # ssh exits 255 when it cannot reach the host (refused, or no answer
@@ -328,7 +329,7 @@ def main():
     ap.add_argument("--hostfile", default=os.environ.get("FX_HOSTFILE", ""))
     ours, launch_args = ap.parse_known_args()
     if not ours.hostfile:
-        raise SystemExit("fx supervise: --supervise needs --hostfile FILE (or FX_HOSTFILE)")
+        raise SystemExit("fx supervise: --supervise needs --hostfile FILE (or FX_HOSTFILE, or a Slurm allocation)")
     for name in ("spare_hosts", "max_relaunches"):
         if getattr(ours, name) < 0:
             raise SystemExit(f"fx supervise: --{name.replace('_', '-')} expects a non-negative integer, "

@@ -17,6 +17,12 @@
 #   scripts/testhosts.sh disconnect   close the shared ssh connections to them
 #   scripts/testhosts.sh pids HOST    the processes running on it
 #   scripts/testhosts.sh run HOST CMD run a command on it (as its sshd would)
+#   scripts/testhosts.sh slurm        a Slurm cluster on the hosts that are up:
+#                                     one munged, one slurmctld (a host of its
+#                                     own, <prefix>ctl at .2), one slurmd per host
+#   scripts/testhosts.sh slurm-env    its settings, to eval (SLURM_CONF)
+#   scripts/testhosts.sh slurm-down   stop it (down stops it too); exit 1 if
+#                                     one of its daemons outlived the stop
 #
 # A host is a network namespace on a private bridge (fxhbr, subnet
 # FX_TESTHOSTS_NET, default 10.231.77.0/24; this machine is .1), with its
@@ -26,6 +32,11 @@
 # stands for the host's node-local storage. Traffic goes only to these
 # hosts' own addresses. Needs root and `ip netns`: `status` exits 77 when
 # they are missing, so tests can skip cleanly.
+#
+# Slurm (Debian's slurmctld, slurmd, munge) runs from a private directory
+# ($state/slurm: a generated slurm.conf named by SLURM_CONF, a munge key and
+# socket, spool and logs); the machine's /etc/slurm and /etc/munge are not
+# read. `slurm` exits 77 when those programs are missing.
 set -euo pipefail
 # Several independent sets can be up at once: FX_TESTHOSTS_PREFIX names the
 # hosts (<prefix>1..N) and FX_TESTHOSTS_NET their /24 (first three octets).
@@ -72,9 +83,111 @@ disconnect() {  # close the shared ssh connections (their sessions on the hosts 
   done
 }
 
-down() {
+# Slurm on the test hosts. The controller is a host of its own (not in the
+# host list, so jobs never run there and losing a host never takes it).
+slurm_dir=$state/slurm
+ctl=${prefix}ctl
+slurm_usable() {
+  command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null &&
+    command -v salloc >/dev/null && command -v nsenter >/dev/null
+}
+start_slurmd() {  # in the host's network and UTS namespaces (its sshd's)
+  nsenter -t "$(cat "$state/$1.sshd.pid")" -n -u slurmd -f "$slurm_dir/slurm.conf" ||
+    die "slurm: slurmd did not start on $1 (see $slurm_dir/slurmd-$1.log)"
+}
+
+slurm_up() {
+  slurm_usable || { echo "testhosts: slurm: needs slurmctld, slurmd, slurm-client and munge (./fx setup)" >&2; exit 77; }
+  [ -s "$state/hosts" ] || die "slurm: no test hosts are up (testhosts.sh up N)"
+  slurm_down || true
+  mkdir -p "$slurm_dir/ctld"
+  chmod 711 "$slurm_dir"   # the munge socket's directory must be searchable
+  head -c 1024 /dev/urandom >"$slurm_dir/munge.key"
+  chmod 600 "$slurm_dir/munge.key"
+  # --force: munged refuses to run as root otherwise.
+  munged --force --socket="$slurm_dir/munge.socket" --key-file="$slurm_dir/munge.key" \
+    --pid-file="$slurm_dir/munged.pid" --log-file="$slurm_dir/munged.log" --seed-file="$slurm_dir/munged.seed" ||
+    die "slurm: munged did not start (see $slurm_dir/munged.log)"
   local h
+  # No cgroups, accounting or MPI plugin: the daemons share this machine's
+  # kernel, and Open MPI starts its own runtime. SlurmdTimeout: a lost host
+  # is marked down 10 s after its slurmd stops answering.
+  {
+    cat <<EOF
+ClusterName=$prefix
+SlurmctldHost=$ctl($net.2)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$slurm_dir/munge.socket
+StateSaveLocation=$slurm_dir/ctld
+SlurmdSpoolDir=$slurm_dir/spool-%n
+SlurmctldPidFile=$slurm_dir/slurmctld.pid
+SlurmdPidFile=$slurm_dir/slurmd-%n.pid
+SlurmctldLogFile=$slurm_dir/slurmctld.log
+SlurmdLogFile=$slurm_dir/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/linear
+ReturnToService=2
+SlurmdTimeout=10
+SlurmdParameters=config_overrides
+TreeWidth=65533
+EOF
+    for h in $(hosts); do echo "NodeName=$h NodeAddr=$(addr_of "$h") CPUs=2"; done
+    echo "PartitionName=fx Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+  } >"$slurm_dir/slurm.conf"
+  add_ns "$ctl" "$net.2" "${prefix}vc"
+  ip netns exec "$(ns_of "$ctl")" unshare --uts sh -c \
+    "hostname $ctl && exec slurmctld -c -f '$slurm_dir/slurm.conf'" ||
+    die "slurm: slurmctld did not start (see $slurm_dir/slurmctld.log)"
+  for h in $(hosts); do start_slurmd "$h"; done
+  local n idle=0
+  n=$(hosts | wc -l)
+  for _ in $(seq 100); do  # every node idle before we return (10 s at most)
+    idle=$(SLURM_CONF=$slurm_dir/slurm.conf timeout 5 sinfo -h -t idle -o %D 2>/dev/null || true)
+    [ "${idle:-0}" = "$n" ] && break
+    sleep 0.1
+  done
+  [ "${idle:-0}" = "$n" ] || die "slurm: ${idle:-0} of $n nodes idle after 10 s (see $slurm_dir/*.log)"
+  echo "testhosts: slurm: slurmctld on $ctl ($net.2), slurmd on $(hosts | tr '\n' ' ')(SLURM_CONF=$slurm_dir/slurm.conf)"
+}
+
+slurm_down() {  # every Slurm daemon of this set, then its directory
+  [ -d "$slurm_dir" ] || return 0
+  local f pids="" left=""
+  for f in "$slurm_dir"/slurmd-*.pid "$slurm_dir"/slurmctld.pid "$slurm_dir"/munged.pid; do
+    [ -s "$f" ] && pids+=" $(cat "$f")"
+  done
+  # and a job's step daemons on the hosts (slurm-down alone leaves the hosts up)
+  for f in $(hosts); do
+    pids+=" $(ip netns pids "$(ns_of "$f")" 2>/dev/null | xargs -r ps -o pid=,comm= -p | awk '$2 == "slurmstepd" {print $1}' | xargs)"
+  done
+  kill_host_procs "$ctl"
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+  for _ in $(seq 50); do
+    left=""
+    for f in $pids; do ps -o stat= -p "$f" 2>/dev/null | grep -qv '^Z' && left+=" $f"; done  # zombies are gone
+    [ -z "$left" ] && break
+    sleep 0.05
+  done
+  ip netns del "$(ns_of "$ctl")" 2>/dev/null || true
+  ip link del "${prefix}vc" 2>/dev/null || true
+  rm -rf "$slurm_dir"
+  [ -z "$left" ] || { echo "testhosts: slurm: daemons left:$left" >&2; return 1; }
+}
+
+down() {
+  local h rc=0
   disconnect
+  slurm_down || rc=1
   for h in $(hosts); do
     kill_host_procs "$h"
     ip netns del "$(ns_of "$h")" 2>/dev/null || true
@@ -87,6 +200,7 @@ down() {
     rm -f /etc/hosts.fx-tmp
   fi
   rm -rf "$state"
+  return $rc
 }
 
 write_ssh_files() {
@@ -121,15 +235,21 @@ Host $prefix* $net.*
 EOF
 }
 
+add_ns() {  # NAME ADDR VETH: network namespace fx-NAME on the bridge at ADDR
+  local ns
+  ns=$(ns_of "$1")
+  ip netns add "$ns"
+  ip link add "$3" type veth peer name eth0 netns "$ns"
+  ip link set "$3" master "$bridge" up
+  ip -n "$ns" addr add "$2/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+}
+
 start_host() {
   local h=$1 i=${1#"$prefix"} ns addr
   ns=$(ns_of "$h"); addr=$(addr_of "$h")
-  ip netns add "$ns"
-  ip link add "${prefix}v$i" type veth peer name eth0 netns "$ns"
-  ip link set "${prefix}v$i" master "$bridge" up
-  ip -n "$ns" addr add "$addr/24" dev eth0
-  ip -n "$ns" link set eth0 up
-  ip -n "$ns" link set lo up
+  add_ns "$h" "$addr" "${prefix}v$i"
   mkdir -p "$local_root/$h"
   cat >"$state/$h.sshd_config" <<EOF
 ListenAddress $addr
@@ -204,11 +324,17 @@ case "${1:-}" in
     ip link del "${prefix}v${2#"$prefix"}" 2>/dev/null || true
     rm -rf "${local_root:?}/$2"
     start_host "$2"
-    for _ in $(seq 50); do ssh -F "$state/ssh_config" "$2" true 2>/dev/null && break; sleep 0.1; done ;;
+    for _ in $(seq 50); do ssh -F "$state/ssh_config" "$2" true 2>/dev/null && break; sleep 0.1; done
+    [ -f "$slurm_dir/slurm.conf" ] && start_slurmd "$2" ;;
   silence)
     known "${2:-}"
     ip -n "$(ns_of "$2")" link set eth0 down ;;
   disconnect) disconnect ;;
+  slurm) slurm_up ;;
+  slurm-env)
+    [ -f "$slurm_dir/slurm.conf" ] || die "no Slurm is up on these test hosts (testhosts.sh slurm)"
+    echo "export SLURM_CONF=$slurm_dir/slurm.conf" ;;
+  slurm-down) slurm_down ;;
   pids)
     known "${2:-}"
     ip netns pids "$(ns_of "$2")" ;;
@@ -216,5 +342,5 @@ case "${1:-}" in
     known "${2:-}"
     h=$2; shift 2
     exec ssh -F "$state/ssh_config" "$h" "$@" ;;
-  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

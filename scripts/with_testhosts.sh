@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# with_testhosts.sh N [--spare-hosts K] [--fresh-dir DIR] [--event WHEN ACTION HOST]... -- command...
+# with_testhosts.sh N [--spare-hosts K] [--slurm] [--fresh-dir DIR] [--event WHEN ACTION HOST]... -- command...
 #
 # Runs a command (a launcher call, usually under expect_exit.sh) on N fresh
 # test hosts (scripts/testhosts.sh) of its own, then checks that no process
 # of the job is left on any host and removes them all, even on failure.
+#   --slurm                    Slurm on the hosts too (testhosts.sh slurm), and
+#                              the command runs inside an allocation of all N
+#                              (salloc -N N --no-kill) with no FX_HOSTFILE: the
+#                              launcher takes the allocation's nodes; afterwards
+#                              the allocation must be gone and every Slurm
+#                              daemon stopped
 #   --fresh-dir DIR            DIR is emptied first (a checkpoint directory)
 #   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST (events
 #                              happen in the order given, each after the last):
@@ -20,18 +26,20 @@
 # hosts, for --supervise --spare-hosts K), FX_NET, FX_SSH and
 # FX_MPIEXEC_ARGS. The host set is named after FX_TESTHOSTS_PREFIX (default
 # fxt) on FX_TESTHOSTS_NET (default 10.231.79). Exit: the command's code;
-# 1 if a process was left on a host or the job ended before an event
-# happened; 77 (skip) without root / ip netns / sshd.
+# 1 if a process was left on a host (its sshd and slurmd aside) or the job
+# ended before an event happened; 77 (skip) without root / ip netns / sshd
+# (or Slurm and munge, with --slurm).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export FX_TESTHOSTS_PREFIX=${FX_TESTHOSTS_PREFIX:-fxt} FX_TESTHOSTS_NET=${FX_TESTHOSTS_NET:-10.231.79}
 th="$here/testhosts.sh"
-n=${1:?usage: with_testhosts.sh N [--spare-hosts K] [--event WHEN ACTION HOST]... -- command...}
+n=${1:?usage: with_testhosts.sh N [--spare-hosts K] [--slurm] [--event WHEN ACTION HOST]... -- command...}
 shift
-spare=0; events=()
+spare=0; slurm=0; events=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --spare-hosts) spare=$2; shift 2 ;;
+    --slurm) slurm=1; shift ;;
     --fresh-dir) rm -rf "${2:?}"; mkdir -p "$2"; shift 2 ;;
     --event) events+=("$2|$3|$4"); shift 4 ;;
     --) shift; break ;;
@@ -52,6 +60,20 @@ head -n $((n - spare)) "$hostfile" >"$hostfile.active"
 [ "$spare" -gt 0 ] && cp "$hostfile" "$hostfile.all"
 export FX_HOSTFILE=$hostfile.active
 [ "$spare" -gt 0 ] && export FX_HOSTFILE=$hostfile.all   # the supervisor splits it
+if [ "$slurm" -eq 1 ]; then
+  "$th" slurm; src=$?
+  [ "$src" -eq 77 ] && { echo "with_testhosts: Slurm unavailable here; skipped"; exit 77; }
+  [ "$src" -eq 0 ] || exit 1
+  eval "$("$th" slurm-env)"
+  # Only the job sees SLURM_CONF: afterwards, a process on this machine
+  # that has it (an srun of PRRTE's) is a leftover of the job.
+  slurm_conf=$SLURM_CONF
+  export -n SLURM_CONF
+  unset FX_HOSTFILE
+  # --no-kill: a node lost mid-job leaves the allocation running on the
+  # others (Slurm's default ends the whole job), which the relaunch needs.
+  set -- env SLURM_CONF="$slurm_conf" salloc -N "$n" --no-kill -- "$@"
+fi
 
 setsid "$@" &
 job=$!
@@ -95,9 +117,21 @@ job=""
 "$th" disconnect   # the shared ssh connections' sessions are not the job's
 sleep 0.5   # ranks that left with _exit may need a moment
 left=""
-while read -r h _ procs; do
-  [ "${procs#processes=}" -gt 1 ] && left+=" $h:$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -v sshd | sort | uniq -c | xargs)"
+while read -r h _; do  # the hosts' own daemons aside
+  procs=$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -vx -e sshd -e slurmd | sort | uniq -c | xargs)
+  [ -n "$procs" ] && left+=" $h:$procs"
 done < <("$th" status)
+if [ "$slurm" -eq 1 ]; then
+  # A job still completing on a lost node has ended (Slurm waits for that
+  # node to be marked down, SlurmdTimeout).
+  jobs_left=$(SLURM_CONF=$slurm_conf timeout 10 squeue -h -t PENDING,RUNNING,SUSPENDED -o '%i %T %N' 2>&1)
+  [ -n "$jobs_left" ] && { echo "with_testhosts: Slurm still lists jobs: $jobs_left" >&2; rc=1; }
+  for f in $(grep -lz "^SLURM_CONF=$slurm_conf\$" /proc/[0-9]*/environ 2>/dev/null); do
+    p=${f#/proc/}; p=${p%/environ}
+    [ -z "$(ip netns identify "$p" 2>/dev/null)" ] && left+=" this machine: $(ps -o pid=,args= -p "$p" | cut -c1-80)"
+  done
+  "$th" slurm-down || rc=1
+fi
 if [ -n "$missed" ]; then
   echo "with_testhosts: the job ended before event '$missed' happened" >&2
   rc=1
