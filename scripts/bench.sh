@@ -39,7 +39,9 @@ for list in "$root"/bench/*/benchmarks.txt; do
     if [ "$np" = "script" ]; then
       echo "fx bench: $name: $exe $args"
       # shellcheck disable=SC2086
-      if ! "$root/$exe" "$FX_BUILD_DIR" "$results/$name.yaml" $args; then
+      # No stdin: the list is the loop's, and a driver's ssh would eat the
+      # entries after it.
+      if ! "$root/$exe" "$FX_BUILD_DIR" "$results/$name.yaml" $args </dev/null; then
         echo "fx bench: $name failed" >&2; failed=1
       fi
       ran=$((ran + 1)); continue
@@ -52,7 +54,7 @@ for list in "$root"/bench/*/benchmarks.txt; do
     for run in $(seq "$runs"); do
       # shellcheck disable=SC2086  # args are whitespace-separated words
       FX_BENCH_DIR=$results FX_BENCH_NAME=$name FX_BENCH_RUN=$run FX_BENCH_RUNS=$runs \
-        "$root/scripts/launch.sh" -n "$np" -s "$spares" -t "${FX_BENCH_TIMEOUT:-120}" -- "$prog" $args
+        "$root/scripts/launch.sh" -n "$np" -s "$spares" -t "${FX_BENCH_TIMEOUT:-120}" -- "$prog" $args </dev/null
       rc=$?
       if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
         echo "fx bench: $name run $run/$runs at $np+$spares failed with launcher code $rc" >&2
