@@ -182,9 +182,6 @@ fs::path DataStore::Impl::node_root() const {
   return dir;
 }
 
-// Every rank writes its files; once all agree they did, each writes its
-// marker (which makes its files part of the version) and applies retention
-// to its directory.
 bool DataStore::Impl::exchange_node_partner(const Slot& s) {
   const int n = size();
   const int r = rank();
@@ -203,6 +200,9 @@ bool DataStore::Impl::exchange_node_partner(const Slot& s) {
   return in > 0;
 }
 
+// Every rank writes its files; once all agree they did, each writes its
+// marker (which makes its files part of the version) and applies retention
+// to its directory.
 void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) {
   const int r = rank();
   // A process failure here is repaired like any other in a commit.
@@ -324,22 +324,6 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   double mapping = 0;
   const std::string what = fmt::format("node-local image of iteration {}", it);
   const auto& me = src[static_cast<std::size_t>(r)];
-  // Checks fail locally; the agreement below makes the verdict common.
-  auto unpack = [&] {
-    try {
-      slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
-      if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
-        FX_THROW(CheckpointError,
-                 fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
-                             slot->own_info.rank, slot->own_info.size));
-      }
-      detail::unpack_image(slot->own_info, slot->own.data(), members, what);
-    } catch (const CheckpointError& e) {
-      log::warn("{}", e.what());
-      ok = false;
-    }
-    mark("unpack");
-  };
   try {
     detail::Transfer t(comm, orphans);
     if (me.holder != r) {
@@ -376,7 +360,20 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     orphan_buffers.push_back(std::move(slot->own));
     throw;
   }
-  unpack();
+  // Checks fail locally; the agreement below makes the verdict common.
+  try {
+    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
+    if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
+      FX_THROW(CheckpointError,
+               fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
+                           slot->own_info.rank, slot->own_info.size));
+    }
+    detail::unpack_image(slot->own_info, slot->own.data(), members, what);
+  } catch (const CheckpointError& e) {
+    log::warn("{}", e.what());
+    ok = false;
+  }
+  mark("unpack");
   const bool agreed = agree(ok ? 1 : 0);
   mark("agree");
   if (!agreed) {
