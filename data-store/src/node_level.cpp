@@ -182,7 +182,7 @@ fs::path DataStore::Impl::node_root() const {
   return dir;
 }
 
-bool DataStore::Impl::exchange_node_partner(const Slot& s) {
+detail::Buffer DataStore::Impl::exchange_node_partner(const Slot& s) {
   const int n = size();
   const int r = rank();
   const int dest = detail::buddy_of(r, n, distance);
@@ -190,14 +190,20 @@ bool DataStore::Impl::exchange_node_partner(const Slot& s) {
   const std::uint64_t out = s.own_ok ? s.own_info.total_bytes : 0;
   std::uint64_t in = 0;
   comm.sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
-  detail::Transfer t(comm, orphans);
-  if (in > 0) {
-    node_partner.reset(in);
-    t.recv(node_partner.data(), in, src, detail::kTagNodePartner);
+  detail::Buffer image;
+  try {
+    detail::Transfer t(comm, orphans);
+    if (in > 0) {
+      image.reset(in);
+      t.recv(image.data(), in, src, detail::kTagNodePartner);
+    }
+    if (out > 0) t.send(s.own.data(), out, dest, detail::kTagNodePartner);
+    t.wait();
+  } catch (...) {
+    orphan_buffers.push_back(std::move(image));  // the receive may still write it
+    throw;
   }
-  if (out > 0) t.send(s.own.data(), out, dest, detail::kTagNodePartner);
-  t.wait();
-  return in > 0;
+  return image;
 }
 
 // Every rank writes its files; once all agree they did, each writes its
@@ -206,7 +212,8 @@ bool DataStore::Impl::exchange_node_partner(const Slot& s) {
 void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) {
   const int r = rank();
   // A process failure here is repaired like any other in a commit.
-  const bool exchanged = options.node.partner && parity() && size() > 1 && exchange_node_partner(s);
+  const detail::Buffer exchanged =
+      options.node.partner && parity() && size() > 1 ? exchange_node_partner(s) : detail::Buffer();
   const fs::path root = node_root();
   detail::Manifest marker;
   marker.iteration = s.iteration;
@@ -218,7 +225,7 @@ void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) 
     dir = detail::make_version_dir(root, s.iteration);
     detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
     marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
-    const detail::Buffer* copy = exchanged                           ? &node_partner
+    const detail::Buffer* copy = exchanged.size() > 0                ? &exchanged
                                  : options.node.partner && s.held_ok ? &s.held
                                                                      : nullptr;
     if (copy) {

@@ -616,6 +616,12 @@ std::optional<std::int64_t> DataStore::restore() {
 
   CheckpointStats st;
   st.bytes = bytes();
+  // Every return records its statistics; only a restore that returned has
+  // read storage (the fresh rule of plan_without_exchange relies on it).
+  auto conclude = [&] {
+    im.restore_stats = st;
+    im.restored_before = true;
+  };
   // Whatever comes back, node-local versions above it are an abandoned
   // future (a later commit of the same iteration must not meet them).
   auto restored = [&](CheckpointLevel level, std::int64_t it, double level_seconds) {
@@ -625,8 +631,7 @@ std::optional<std::int64_t> DataStore::restore() {
     (level == CheckpointLevel::node ? st.node_seconds : st.hdf5_seconds) = level_seconds;
     st.static_bytes_received = im.restore_statics();
     st.seconds = now() - t0;
-    im.restore_stats = st;
-    im.restored_before = true;
+    conclude();
     return it;
   };
   const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
@@ -641,8 +646,7 @@ std::optional<std::int64_t> DataStore::restore() {
       st.iteration = plan.iteration;
       st.static_bytes_received = im.restore_statics();
       st.memory_seconds = st.seconds = now() - t0;
-      im.restore_stats = st;
-      im.restored_before = true;
+      conclude();
       int pulled = 0;
       for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
       log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration,
@@ -696,8 +700,7 @@ std::optional<std::int64_t> DataStore::restore() {
   // relaunch (files left, but no version complete on the live hosts).
   st.lost = plan.history || !im.node_lost.empty();
   st.lost_ranks = plan.history ? plan.unrecoverable : im.node_lost;
-  im.restore_stats = st;
-  im.restored_before = true;
+  conclude();
   return std::nullopt;
 }
 

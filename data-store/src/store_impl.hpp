@@ -308,10 +308,10 @@ struct DataStore::Impl {
   void write_node(detail::Slot& s, const std::function<void()>& written);
   // Under parity no rank holds another's image: the partner copy the node
   // level writes comes from an exchange of images with the rank a buddy
-  // distance away (on another host when there is one). Collective; the
-  // copy goes to node_partner (false when that rank sent none).
-  bool exchange_node_partner(const detail::Slot& s);
-  detail::Buffer node_partner;  // the image exchange_node_partner received
+  // distance away (on another host when there is one). Collective; returns
+  // the image received (empty when that rank sent none), freed once written
+  // so that parity keeps its smaller memory.
+  detail::Buffer exchange_node_partner(const detail::Slot& s);
   // The newest version complete on the live hosts, when not older than
   // `at_least`. Collective. Sets node_lost when there were marked files
   // but no version was complete.
