@@ -16,7 +16,10 @@ job on the live hosts (one ssh round, beside the relaunch), and launches it
 again with the same rank count: a spare host takes each lost host's place
 in the list (so the ranks of live hosts stay where their node-local
 checkpoints are), and with no spare host left the live hosts take more
-ranks. When every host answers, it relaunches on the same hosts (a daemon
+ranks, or, when the program's recovery.on_exhausted is shrink (asked with
+--fx-print-launch), the job goes on with the ranks the live hosts ran
+(active ranks and spares alike) and the application re-decomposes its
+checkpoint in resize() (DataStore::restore_resized). When every host answers, it relaunches on the same hosts (a daemon
 that failed to start; when the job never made a step this is a start
 retry, twice at most, not counted as a relaunch). The application restarts from its newest complete
 checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches;
@@ -32,6 +35,7 @@ import concurrent.futures
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -145,9 +149,10 @@ def probe_all(hosts, timeout):
 class Attempt:
     """One launch of the job through the launcher, watched."""
 
-    def __init__(self, number, hosts, workdir):
+    def __init__(self, number, hosts, ranks, workdir):
         self.number = number
         self.hosts = hosts
+        self.ranks = ranks  # (active, spares)
         self.hostfile = os.path.join(workdir, f"hosts.{number}")
         self.info = os.path.join(workdir, f"job.{number}")
         self.progress = os.path.join(workdir, f"progress.{number}")
@@ -175,24 +180,58 @@ class Attempt:
         return f"prterun-{socket.gethostname()}-{pid}" if pid else ""
 
 
-def with_time_limit(launch_args, seconds):
-    """The launcher's arguments with `-t` set to `seconds` (before `--`)."""
+def launcher_option(launch_args, flag, default=None):
+    """The value of the launcher's option `flag` (before `--`), or `default`."""
+    end = launch_args.index("--") if "--" in launch_args else len(launch_args)
+    for i in range(end - 1):
+        if launch_args[i] == flag:
+            return launch_args[i + 1]
+    return default
+
+
+def with_option(launch_args, flag, value):
+    """The launcher's arguments with option `flag` set to `value` (before `--`)."""
     args = list(launch_args)
     end = args.index("--") if "--" in args else len(args)
     for i in range(end - 1):
-        if args[i] == "-t":
-            args[i + 1] = str(seconds)
+        if args[i] == flag:
+            args[i + 1] = str(value)
             return args
-    return ["-t", str(seconds)] + args
+    return [flag, str(value)] + args
 
 
 def time_limit(launch_args):
     """The job's `-t` (seconds for every attempt together; FX_TIMEOUT, 600)."""
-    end = launch_args.index("--") if "--" in launch_args else len(launch_args)
-    for i in range(end - 1):
-        if launch_args[i] == "-t":
-            return float(launch_args[i + 1])
-    return float(os.environ.get("FX_TIMEOUT", "600"))
+    return float(launcher_option(launch_args, "-t", os.environ.get("FX_TIMEOUT", "600")))
+
+
+def program_settings(launch_args):
+    """The settings an fx program prints for --fx-print-launch (loaded from
+    every source, without MPI), as a dict; empty for another program (it is
+    not started: only a binary that names the flag is asked)."""
+    cmd = launch_args[launch_args.index("--") + 1:] if "--" in launch_args else []
+    if not cmd:
+        return {}
+    prog = shutil.which(cmd[0]) or cmd[0]
+    try:
+        with open(prog, "rb") as f:
+            if b"--fx-print-launch" not in f.read():
+                return {}
+        out = subprocess.run(cmd + ["--fx-print-launch"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if out.returncode != 0:
+        return {}  # a configuration error: the first attempt reports it
+    return dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+
+
+def shrunk_counts(n, s, hosts, gone):
+    """Active ranks and spares left when the hosts at positions `gone` go:
+    world rank w ran on hosts[w % len(hosts)] (--map-by node), ranks
+    0..n-1 active, the next s spares."""
+    lost = [w % len(hosts) in gone for w in range(n + s)]
+    return n - sum(lost[:n]), s - sum(lost[n:])
 
 
 def run_attempt(att, launch_args, env, watchdog):
@@ -303,6 +342,8 @@ def merge_report(path, attempts, relaunches, code):
         "attempts": [{
             "attempt": a.number,
             "hosts": [h for h, _ in a.hosts],
+            "ranks": a.ranks[0],
+            "spares": a.ranks[1],
             "exit_code": a.code,
             "ended_by": a.reason or "verdict",
             "start_retry": a.start_retry,
@@ -344,6 +385,8 @@ def main():
     workdir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fx-supervise.{os.getpid()}")
     os.makedirs(workdir, exist_ok=True)
     report_path = os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
+    ranks = (int(launcher_option(launch_args, "-n", "0")), int(launcher_option(launch_args, "-s", "0")))
+    shrink = program_settings(launch_args).get("recovery.on_exhausted") == "shrink"
     env = dict(os.environ)
     env.pop("FX_HOSTFILE", None)
 
@@ -360,12 +403,13 @@ def main():
             say(f"time limit of {limit:g} s (-t, every attempt together) reached; giving up")
             attempts[-1].code = 124
             break
-        att = Attempt(len(attempts) + 1, active, workdir)
+        att = Attempt(len(attempts) + 1, active, ranks, workdir)
         att.dead, att.probe_s = [], 0.0
         attempts.append(att)
-        say(f"attempt {att.number} on {' '.join(h for h, _ in active)}"
-            + (f" (spare hosts: {' '.join(h for h, _ in spare)})" if spare else ""))
-        run_attempt(att, with_time_limit(launch_args, left), env, ours.watchdog)
+        say(f"attempt {att.number} on {' '.join(h for h, _ in active)} ({ranks[0]} active ranks + {ranks[1]} spares"
+            + (f", spare hosts: {' '.join(h for h, _ in spare)})" if spare else ")"))
+        args = with_option(with_option(launch_args, "-n", ranks[0]), "-s", ranks[1])
+        run_attempt(att, with_option(args, "-t", left), env, ours.watchdog)
         if not att.reason and att.code != 4:
             break
         # Which hosts are gone? One parallel probe of every host's sshd (the
@@ -390,12 +434,22 @@ def main():
         # A spare host takes a lost host's place in the list, so every rank
         # of a live host is relaunched there (--map-by node follows the
         # order) and finds its node-local image on its own host.
-        replaced = []
-        for h, s in active:
+        replaced, gone = [], []
+        for i, (h, s) in enumerate(active):
             if h not in dead:
                 replaced.append((h, s))
             elif spare:
                 replaced.append(spare.pop(0))
+            else:
+                gone.append(i)
+        # No spare host for some: the live hosts take their ranks, or under
+        # recovery.on_exhausted: shrink the job goes on without them.
+        if gone and shrink and replaced:
+            shrunk = shrunk_counts(*ranks, [h for h, _ in active], gone)
+            if shrunk[0] >= 1:
+                say(f"no spare host for {' '.join(active[i][0] for i in gone)}, and recovery.on_exhausted is shrink: "
+                    f"{shrunk[0]} active ranks + {shrunk[1]} spares from now on (were {ranks[0]} + {ranks[1]})")
+                ranks = shrunk
         say(f"attempt {att.number} ended ({att.reason or 'verdict'}, exit {att.code}) "
             f"{att.t_end - att.t_start:.2f} s after it started; "
             + (f"lost host(s): {' '.join(lost)}" if lost else "every host answers")

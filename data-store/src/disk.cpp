@@ -105,7 +105,8 @@ std::vector<detail::Manifest> read_manifests(const std::filesystem::path& root, 
         FX_THROW(CheckpointError, fmt::format("{}: names iteration {}", file.string(), m.iteration));
       }
       if (m.rank_count != ranks) {
-        log::warn("skipping HDF5 version {}: written by {} ranks, {} expected", v.path.string(), m.rank_count,
+        // Not an error: a relaunch on fewer ranks restores it through restore_resized().
+        log::info("skipping HDF5 version {}: written by {} ranks, {} expected", v.path.string(), m.rank_count,
                   ranks);
         continue;
       }
@@ -157,6 +158,24 @@ std::vector<detail::Manifest> DataStore::Impl::hdf5_manifests(int ranks, std::ui
     }
   }
   return out;
+}
+
+int DataStore::Impl::hdf5_other_size(int ranks) {
+  int other = 0;
+  if (rank() == 0) {
+    for (const auto& v : detail::list_versions(root())) {
+      if (!v.complete) continue;
+      try {
+        const int count = detail::read_manifest(v.path / detail::kManifestName).rank_count;
+        if (count != ranks) other = count;
+        break;  // only the newest complete version counts
+      } catch (const CheckpointError& e) {
+        log::debug("HDF5 version {}: {}", v.path.string(), e.what());
+      }
+    }
+  }
+  comm.bcast(&other, 1, 0);
+  return other;
 }
 
 bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {

@@ -29,6 +29,7 @@
 
 namespace fx {
 namespace fs = std::filesystem;
+using detail::NodeFile;
 using detail::Slot;
 
 namespace {
@@ -63,19 +64,9 @@ void remove_version(const fs::path& version) {
   fs::remove_all(version, ec);
 }
 
-// An image file a marker in this rank's node directory names.
-struct NodeFile {
-  std::int64_t iteration = -1;
-  std::int64_t sequence = 0;
-  int rank = -1;     // whose image
-  bool own = false;  // written by that rank (else a partner copy)
-  fs::path path;
-  std::uint64_t bytes = 0;
-  std::uint64_t checksum = 0;
-};
-
-// Every image of `ranks` ranks a marker names, present with the size it names.
-std::vector<NodeFile> scan(const fs::path& root, int ranks) {
+// Every image a marker names, present with the size it names, of versions
+// written by `ranks` ranks (`same`), or by any other number (`!same`).
+std::vector<NodeFile> scan(const fs::path& root, int ranks, bool same = true) {
   std::vector<NodeFile> out;
   for (const auto& v : detail::list_versions(root)) {
     std::error_code ec;
@@ -83,7 +74,7 @@ std::vector<NodeFile> scan(const fs::path& root, int ranks) {
       if (!is_marker(it->path())) continue;
       try {
         const detail::Manifest m = detail::read_manifest(it->path(), false);
-        if (m.iteration != v.iteration || m.rank_count != ranks) continue;
+        if (m.iteration != v.iteration || (m.rank_count == ranks) != same) continue;
         for (const auto& f : m.files) {
           const fs::path p = v.path / f.file;
           std::error_code size_ec;
@@ -91,8 +82,8 @@ std::vector<NodeFile> scan(const fs::path& root, int ranks) {
             log::debug("node level: {} is missing or not {} bytes", p.string(), f.bytes);
             continue;
           }
-          out.push_back(
-              {m.iteration, m.sequence, f.rank, f.file.rfind("rank-", 0) == 0, p, f.bytes, f.checksum});
+          out.push_back({m.iteration, m.sequence, m.rank_count, f.rank, f.file.rfind("rank-", 0) == 0, p,
+                         f.bytes, f.checksum});
         }
       } catch (const CheckpointError& e) {
         log::debug("node level: skipping a marker: {}", e.what());
@@ -100,6 +91,21 @@ std::vector<NodeFile> scan(const fs::path& root, int ranks) {
     }
   }
   return out;
+}
+
+// The files as the inventory of what this rank holds: each its own image
+// or a held copy, of the version and job size that wrote it.
+std::vector<detail::SlotSummary> summaries(const std::vector<NodeFile>& files) {
+  std::vector<detail::SlotSummary> mine;
+  for (const auto& f : files) {
+    detail::SlotSummary& s = mine.emplace_back();
+    s.iteration = f.iteration;
+    s.sequence = f.sequence;
+    s.size = f.ranks;
+    (f.own ? s.own_rank : s.held_rank) = f.rank;
+    (f.own ? s.own_bytes : s.held_bytes) = f.bytes;
+  }
+  return mine;
 }
 
 // The file mapped, not read: a rank's own image is unpacked and a partner
@@ -275,6 +281,63 @@ void DataStore::Impl::drop_node_above(std::int64_t iteration) {
   }
 }
 
+// Who holds what: the plan of restore_resized, with the node files as
+// their own images and held copies (the lowest rank that has one reads
+// it); `slots` gets every rank's inventory. Collective.
+detail::PriorPlan DataStore::Impl::plan_node(const std::vector<NodeFile>& files,
+                                             std::vector<std::vector<detail::SlotSummary>>& slots) {
+  const auto mine = summaries(files);
+  const auto k = comm.allreduce<std::uint64_t>(mine.size(), MPI_MAX);
+  if (k == 0) return {};
+  for (auto& i : exchange_summaries(mine, k, false)) slots.push_back(std::move(i.slots));
+  return detail::plan_prior(slots, 0);
+}
+
+std::optional<detail::StoredPrior> DataStore::Impl::node_prior() {
+  detail::StoredPrior p;
+  p.files = scan(node_root(), size(), false);
+  std::vector<std::vector<detail::SlotSummary>> slots;
+  p.plan = plan_node(p.files, slots);
+  if (p.plan.iteration < 0) {
+    if (!p.plan.lost.empty() && rank() == 0) {
+      log::warn(
+          "node-local storage holds no complete version of another job size on the live hosts "
+          "(missing: {})",
+          detail::lost_text(p.plan, "old rank(s)"));
+    }
+    return std::nullopt;
+  }
+  spread_readers(slots, p.plan);
+  p.level = CheckpointLevel::node;
+  return p;
+}
+
+std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
+                                             std::map<int, detail::Buffer>& local) {
+  std::string error;
+  const int r = rank();
+  for (int q = 0; q < p.plan.old_size; ++q) {
+    const auto& s = p.plan.sources[static_cast<std::size_t>(q)];
+    if (s.holder != r) continue;
+    detail::Buffer& b = local[q];
+    try {
+      const auto f = std::find_if(p.files.begin(), p.files.end(), [&](const NodeFile& x) {
+        return x.iteration == p.plan.iteration && x.ranks == p.plan.old_size && x.rank == q && x.own == s.own;
+      });
+      if (f == p.files.end())
+        FX_THROW(CheckpointError,
+                 fmt::format("node-local image of old rank {} of iteration {}: not found here", q,
+                             p.plan.iteration));
+      load_file(*f, b);
+    } catch (const CheckpointError& e) {
+      log::error("restore after the relaunch: {}", e.what());
+      if (error.empty()) error = e.what();
+      b.reset(s.bytes);
+    }
+  }
+  return error;
+}
+
 std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::int64_t at_least) {
   settle_background();  // a failed memory restore may have left copies running
   const double t0 = now();
@@ -289,23 +352,9 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   node_lost.clear();
   const auto files = scan(node_root(), n);
   mark("scan");
-  std::vector<detail::SlotSummary> mine;
-  for (const auto& f : files) {
-    detail::SlotSummary& s = mine.emplace_back();
-    s.iteration = f.iteration;
-    s.sequence = f.sequence;
-    s.size = n;
-    (f.own ? s.own_rank : s.held_rank) = f.rank;
-    (f.own ? s.own_bytes : s.held_bytes) = f.bytes;
-  }
-  const auto k = comm.allreduce<std::uint64_t>(mine.size(), MPI_MAX);
-  if (k == 0) return std::nullopt;
-  // Who holds what: the plan of restore_resized, with this level's files as
-  // its own images and held copies (the lowest rank that has one reads it).
-  const auto inv = exchange_summaries(mine, k, false);
   std::vector<std::vector<detail::SlotSummary>> slots;
-  for (const auto& i : inv) slots.push_back(i.slots);
-  detail::PriorPlan plan = detail::plan_prior(slots, 0);
+  detail::PriorPlan plan = plan_node(files, slots);
+  if (plan.old_size == 0) return std::nullopt;
   if (plan.iteration < 0) {
     if (!plan.lost.empty()) node_lost = plan.lost.front().second;
     if (r == 0) {

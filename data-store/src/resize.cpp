@@ -262,7 +262,8 @@ namespace detail {
 // The old images restore_resized() gathered on this rank, by old rank.
 struct PriorPieces {
   std::map<int, Buffer> received;  // from their holders, or from disk
-  std::map<int, Buffer> rebuilt;   // parity: images this rank rebuilt for the others
+  std::map<int, Buffer> local;     // images this rank made for the others: rebuilt from
+                                   // parity, or mapped from its node-local files
   std::map<int, std::pair<const std::byte*, std::size_t>> at;  // image and size (null: gone)
   std::uint64_t moved = 0;                                     // bytes received or read
   std::string error;                                           // why a piece could not be had
@@ -293,6 +294,27 @@ detail::PriorPlan DataStore::Impl::plan_prior_restore() {
   std::vector<std::vector<detail::SlotSummary>> slots;
   for (const auto& i : inv) slots.push_back(i.slots);
   return detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
+}
+
+std::optional<detail::StoredPrior> DataStore::Impl::find_stored_prior(bool node, bool disk) {
+  std::optional<detail::StoredPrior> found = node ? node_prior() : std::nullopt;
+  const int ranks = disk ? hdf5_other_size(size()) : 0;
+  if (ranks > 0) {
+    std::uint64_t seen = 0;
+    const auto manifests = hdf5_manifests(ranks, seen);
+    // The newer level wins; the node level on a tie (no shared filesystem).
+    if (!manifests.empty() && (!found || manifests.front().iteration > found->iteration())) {
+      found.emplace();
+      found->level = CheckpointLevel::hdf5;
+      found->manifest = manifests.front();
+    }
+  }
+  if (found && rank() == 0) {
+    log::info(
+        "cold restart on {} ranks: the newest complete version is iteration {} ({}), written by {} ranks",
+        size(), found->iteration(), to_string(found->level), found->old_size());
+  }
+  return found;
 }
 
 PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest) {
@@ -336,7 +358,8 @@ std::vector<char> DataStore::Impl::exchange_wants(const std::vector<char>& want)
 }
 
 // Every wanted image from where the plan found it: this rank's memory, a
-// parity rebuild, or its holder (one message per piece and wanting rank).
+// parity rebuild, a node-local file this rank mapped (out.local), or its
+// holder (one message per piece and wanting rank).
 void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t iteration,
                                   const std::vector<char>& want, const std::vector<char>& wanted,
                                   detail::PriorPieces& out) {
@@ -345,11 +368,12 @@ void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t it
   const int r = rank();
   try {
     for (int q = 0; q < m; ++q) {
-      if (plan.sources[static_cast<std::size_t>(q)].parity) rebuild_prior(plan, q, out.rebuilt[q]);
+      if (plan.sources[static_cast<std::size_t>(q)].parity) rebuild_prior(plan, q, out.local[q]);
     }
     auto image_of = [&](int q) -> const std::byte* {
-      const auto& src = plan.sources[static_cast<std::size_t>(q)];
-      return src.parity ? out.rebuilt[q].data() : held_image(prior, iteration, q, src.own);
+      const auto made = out.local.find(q);
+      if (made != out.local.end()) return made->second.data();
+      return held_image(prior, iteration, q, plan.sources[static_cast<std::size_t>(q)].own);
     };
     detail::Transfer t(comm, orphans);
     // Receives first; holders send in ascending old rank order, matched in
@@ -381,7 +405,7 @@ void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t it
     // The transfer's unfinished requests went to the orphans: so do the
     // buffers they point into.
     keep_until_drained(out.received);
-    keep_until_drained(out.rebuilt);
+    keep_until_drained(out.local);
     throw;
   }
 }
@@ -443,21 +467,27 @@ CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, std::int64_
   sequence = seq;  // the HDF5 cadence goes on from the restored version's
   committed.reset();
   if (v.level == CheckpointLevel::hdf5 && rank() == 0) detail::set_aside_newer_versions(root(), v.iteration);
+  drop_node_above(v.iteration);  // of any size: an abandoned future
   CheckpointStats st;
   st.level = v.level;
   st.iteration = v.iteration;
   st.bytes = pieces.moved;
   st.old_size = v.size;
   st.seconds = seconds;
-  (v.level == CheckpointLevel::memory ? st.memory_seconds : st.hdf5_seconds) = seconds;
+  (v.level == CheckpointLevel::memory ? st.memory_seconds
+   : v.level == CheckpointLevel::node ? st.node_seconds
+                                      : st.hdf5_seconds) = seconds;
   restore_stats = st;
   const auto delivered = comm.allreduce(static_cast<std::int64_t>(pieces.at.size()), MPI_SUM);
   if (rank() == 0) {
     log::info(
         "restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
         "delivered) in {:.2f} ms",
-        v.iteration, v.level == CheckpointLevel::memory ? "memory" : "HDF5", v.size, v.new_size, delivered,
-        seconds * 1e3);
+        v.iteration,
+        v.level == CheckpointLevel::memory ? "memory"
+        : v.level == CheckpointLevel::node ? "node-local storage"
+                                           : "HDF5",
+        v.size, v.new_size, delivered, seconds * 1e3);
   }
   return st;
 }
@@ -468,23 +498,42 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   const double t0 = now();
   im.settle_background();
   own_comm();
-  const detail::PriorPlan plan = im.plan_prior_restore();
-  if (plan.old_size == 0) {
+  // After a relaunch on another number of ranks, what restore() found in
+  // storage; after a shrink, what the survivors hold in memory.
+  std::optional<detail::StoredPrior> stored = std::exchange(im.stored_prior, std::nullopt);
+  if (own_.allreduce(im.resize_from_storage ? 1 : 0, MPI_MAX) == 1 && !stored) {
+    // Found before a repair changed the ranks: planned again for these.
+    stored = im.find_stored_prior(options_.node.every > 0, options_.hdf5.restart);
+    if (!stored)
+      FX_THROW(CheckpointLost,
+               "restore after the relaunch: the version of another job size found at the "
+               "start is not complete on the live ranks any more");
+  }
+  const detail::PriorPlan plan = stored ? stored->plan : im.plan_prior_restore();
+  if (!stored && plan.old_size == 0) {
     if (own_.rank() == 0)
       log::info("restore after the shrink: no version was ever committed; starting from scratch");
     return std::nullopt;
   }
   detail::Manifest manifest;
-  const PriorVersion v = im.choose_prior(plan, manifest);
+  PriorVersion v;
+  if (stored) {
+    manifest = stored->manifest;
+    v = {stored->iteration(), stored->old_size(), own_.size(), stored->level};
+  } else {
+    v = im.choose_prior(plan, manifest);
+  }
   const std::vector<char> want = want_flags(wants(v), v);
   const std::vector<char> wanted = im.exchange_wants(want);
   detail::PriorPieces pieces;
-  if (v.level == CheckpointLevel::memory)
-    im.fetch_prior(plan, v.iteration, want, wanted, pieces);
-  else
+  if (v.level == CheckpointLevel::hdf5) {
     im.read_prior(manifest, want, pieces);
+  } else {
+    if (stored) pieces.error = im.load_node_prior(*stored, pieces.local);
+    im.fetch_prior(plan, v.iteration, want, wanted, pieces);
+  }
   for (const auto& pi : im.check_prior(v, pieces)) use(PriorPiece(pi));
-  const std::int64_t seq = v.level == CheckpointLevel::memory ? plan.sequence : manifest.sequence;
+  const std::int64_t seq = v.level == CheckpointLevel::hdf5 ? manifest.sequence : plan.sequence;
   resized_restore_ = im.finish_prior(v, seq, pieces, now() - t0);
   return v;
 }

@@ -408,6 +408,7 @@ void DataStore::set_comm(Comm comm) {
   });
   if (stale) impl_->settle_background();
   if (impl_->sc.size != n) impl_->reset_statics(n);
+  impl_->stored_prior.reset();  // planned for the old comm's ranks (resize_from_storage stays)
   if (newer) impl_->prior.clear();
   for (std::size_t i = impl_->versions.size(); i-- > 0;) {
     if (impl_->versions[i]->size == n) continue;
@@ -496,6 +497,7 @@ void DataStore::commit(std::int64_t iteration) {
   const double t0 = now();
   flush();  // the re-protection a restore planned, and the commit in flight
   const Comm& comm = own_comm();
+  im.resize_from_storage = false;  // this version supersedes the stored one
   im.ensure_topology();
   const int n = comm.size();
   const int r = comm.rank();
@@ -593,6 +595,8 @@ std::optional<std::int64_t> DataStore::restore() {
   im.settle_background();
   const int n = comm_.size();
   const int r = comm_.rank();
+  im.stored_prior.reset();
+  im.resize_from_storage = false;
 
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before; skipped when no
@@ -689,6 +693,18 @@ std::optional<std::int64_t> DataStore::restore() {
   if (use_node && disk_newest >= 0) {  // the newer disk version was unusable
     if (const auto it = im.restore_node(plan.history, -1))
       return restored(CheckpointLevel::node, *it, now() - t2);
+  }
+  // A cold start that found nothing of this size: a version written by
+  // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
+  if (!plan.history && (use_node || use_disk)) {
+    im.stored_prior = im.find_stored_prior(use_node, use_disk);
+    if (im.stored_prior) {
+      im.resize_from_storage = true;
+      st.other_size = im.stored_prior->old_size();
+      st.seconds = now() - t0;
+      conclude();
+      return std::nullopt;
+    }
   }
   im.drop_node_above(-1);  // a fresh start: nothing there belongs to it
   for (std::size_t i = im.versions.size(); i-- > 0;) im.retire(i);

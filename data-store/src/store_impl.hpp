@@ -45,6 +45,33 @@ enum Tag : int {
 // This process's host name (MPI_Get_processor_name), NUL-terminated.
 std::array<char, kHostName> host_name();
 
+// An image file a marker in this rank's node-local directory names.
+struct NodeFile {
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;
+  int ranks = 0;     // the job size that wrote it
+  int rank = -1;     // whose image
+  bool own = false;  // written by that rank (else a partner copy)
+  std::filesystem::path path;
+  std::uint64_t bytes = 0;
+  std::uint64_t checksum = 0;
+};
+
+// A complete version written by another number of ranks, found in storage
+// by restore() at a cold start when none of this job's size was: what
+// restore_resized() then re-decomposes (the job was relaunched on fewer
+// ranks, e.g. by the supervisor after a host was lost).
+struct StoredPrior {
+  CheckpointLevel level = CheckpointLevel::none;  // node or hdf5
+  PriorPlan plan;                                 // node: which new rank reads each old rank's file
+  std::vector<NodeFile> files;                    // node: this rank's files of that version
+  Manifest manifest;                              // hdf5
+  int old_size() const { return level == CheckpointLevel::node ? plan.old_size : manifest.rank_count; }
+  std::int64_t iteration() const {
+    return level == CheckpointLevel::node ? plan.iteration : manifest.iteration;
+  }
+};
+
 // One version on this rank: its own image and the redundancy it holds for
 // others (a buddy's image, or a parity block).
 // A recovered rank's pull straight into its members (pull_buddy).
@@ -260,6 +287,14 @@ struct DataStore::Impl {
   void rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out);
   // restore_resized's steps, in order (resize.cpp); collective but read_prior.
   detail::PriorPlan plan_prior_restore();
+  // restore() at a cold start, when nothing of this size was restored: the
+  // newest complete version of another size on the node level or in HDF5
+  // (collective). restore_resized() takes it.
+  std::optional<detail::StoredPrior> find_stored_prior(bool node, bool disk);
+  std::optional<detail::StoredPrior> stored_prior;  // its plan, for this comm's ranks
+  // Set with it; it stays across repairs (a failure inside the resize that
+  // follows: restore_resized() finds it again) until the next commit.
+  bool resize_from_storage = false;
   PriorVersion choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest);
   std::vector<char> exchange_wants(const std::vector<char>& want);  // per new rank, per old rank
   void fetch_prior(const detail::PriorPlan& plan, std::int64_t iteration, const std::vector<char>& want,
@@ -290,6 +325,9 @@ struct DataStore::Impl {
   // Rank 0 reads the manifests of the complete versions written by `ranks`
   // ranks; every rank gets them, newest first. `seen`: versions found at all.
   std::vector<detail::Manifest> hdf5_manifests(int ranks, std::uint64_t& seen);
+  // The rank count of the newest complete version written by another
+  // number of ranks than `ranks` (0: none). Collective (rank 0 reads).
+  int hdf5_other_size(int ranks);
   // This rank's file of `m` into `slot` and the members; false on every
   // rank when some rank could not.
   bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
@@ -316,6 +354,17 @@ struct DataStore::Impl {
   // `at_least`. Collective. Sets node_lost when there were marked files
   // but no version was complete.
   std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
+  // Where each old rank's image is among `files` of every rank (their
+  // inventories into `slots`): restore_resized's plan. Collective.
+  detail::PriorPlan plan_node(const std::vector<detail::NodeFile>& files,
+                              std::vector<std::vector<detail::SlotSummary>>& slots);
+  // The newest version written by another number of ranks that is complete
+  // on the live hosts, planned for restore_resized(). Collective.
+  std::optional<detail::StoredPrior> node_prior();
+  // The old images of `p` this rank reads, mapped into `local` by old rank;
+  // the reason when one could not be (its buffer is then zeros, sent all
+  // the same: the receivers wait for it, and their checks fail).
+  std::string load_node_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
   // Versions above `iteration` in this rank's node directory are an
   // abandoned future: removed (not collective).
   void drop_node_above(std::int64_t iteration);

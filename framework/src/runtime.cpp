@@ -250,7 +250,7 @@ void Runtime::prepare() {
   if (stage_ == Stage::restore) restore_or_initialize();
 }
 
-void Runtime::resize() {
+bool Runtime::resize() {
   // resize() re-runs the app's registrations (setup), so what the old
   // decomposition registered goes: derived comms and failure callbacks.
   comms_.drop_registrations();
@@ -271,6 +271,32 @@ void Runtime::resize() {
   }
   recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
   sync_interval();
+  return restored;
+}
+
+// A cold start on another number of ranks than the newest checkpoint's (a
+// relaunch on fewer hosts under recovery.on_exhausted: shrink, or by hand):
+// the app's resize() re-decomposes it (restore_resized), as after a shrink.
+void Runtime::resize_at_start(int old_size) {
+  if (logical_rank() == 0) {
+    log::info("the newest checkpoint was written by {} ranks, this job has {}: resizing", old_size,
+              logical_size());
+  }
+  stage_ = Stage::resize;
+  if (!resize() && launch_attempt() > 1) {
+    // The app's resize() did not bring it back (the default one starts
+    // again): after a relaunch that is work lost, not a fresh start.
+    const std::string what = fmt::format(
+        "checkpoint lost: the newest version was written by {} ranks and the app's resize() did not "
+        "restore it on {} (override ResilientApp::resize with DataStore::restore_resized, README: "
+        "\"Shrinking: the resize() protocol\")",
+        old_size, logical_size());
+    if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
+      FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
+    }
+    log::warn("{}; recovery.on_lost_checkpoint is 'restart': starting again from iteration 0", what);
+    report_.add_restart_from_scratch();
+  }
 }
 
 void Runtime::restore_or_initialize() {
@@ -280,6 +306,10 @@ void Runtime::restore_or_initialize() {
   const double t = now();
   std::optional<std::int64_t> restored;
   if (may_restore) restored = store_->restore();
+  if (!restored && recoveries_ == 0 && store_->last_restore_stats().other_size > 0) {
+    resize_at_start(store_->last_restore_stats().other_size);
+    return;
+  }
   if (!restored) {
     if (recoveries_ > 0 || launch_attempt() > 1) on_lost_checkpoint();
     const double ti = now();

@@ -105,7 +105,8 @@ class Runtime final : public RuntimeServices {
   void log_start();
   void run_active();  // the step loop; throws ProcessFailure
   void prepare();     // what the Stage says, up to the steps
-  void resize();
+  bool resize();      // whether the app restored a checkpoint
+  void resize_at_start(int old_size);
   void restore_or_initialize();
   double steps();                                        // returns the seconds spent in checkpoints
   void choose_interval(double commit_s, double step_s);  // every: auto, after a commit

@@ -11,13 +11,16 @@
 //   --expect-size P (ranks at the end) --expect-resume IT (first iteration
 //   after the last resize: the restored one, not 0)
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
+//   --step-ms MS (each step sleeps that long: time for a host to be lost)
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -47,6 +50,7 @@ class ResizeApp : public fx::ResilientApp {
     cli.add_option("--expect-level", expect_level_);
     cli.add_option("--expect-size", expect_size_);
     cli.add_option("--expect-resume", expect_resume_);
+    cli.add_option("--step-ms", step_ms_);
     bool clean = false;
     cli.add_flag("--clean-dir", clean);
     fx_test::parse_app_args(cli, ctx);
@@ -117,6 +121,7 @@ class ResizeApp : public fx::ResilientApp {
     }
     acc_ = acc_ * 31 + ctx.comm().allreduce(local, MPI_SUM);
     next_ = it + 1;
+    if (step_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms_));
     return next_ >= iters_;
   }
 
@@ -168,6 +173,7 @@ class ResizeApp : public fx::ResilientApp {
   std::uint64_t acc_ = 0;
   std::int64_t next_ = 0;
   std::int64_t resumed_at_ = -1;
+  double step_ms_ = 0;
 };
 
 }  // namespace

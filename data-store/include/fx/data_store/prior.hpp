@@ -1,6 +1,7 @@
 #pragma once
 // Reading the last checkpoint as the old decomposition laid it out, after a
-// shrink (recovery.on_exhausted: shrink) left fewer ranks than wrote it.
+// shrink (recovery.on_exhausted: shrink) left fewer ranks than wrote it, or
+// a relaunch started the job on fewer ranks.
 // See DataStore::restore_resized in <fx/data_store/store.hpp>.
 #include <fx/data_store/level.hpp>
 #include <fx/data_store/member.hpp>
@@ -19,7 +20,7 @@ struct PriorVersion {
   std::int64_t iteration = -1;                    // the runtime resumes here
   int size = 0;                                   // logical ranks that wrote it (the old decomposition)
   int new_size = 0;                               // logical ranks now
-  CheckpointLevel level = CheckpointLevel::none;  // memory or hdf5
+  CheckpointLevel level = CheckpointLevel::none;  // memory, node or hdf5
 };
 
 // One member of an old rank's image: what it was registered as, and its bytes.

@@ -47,6 +47,10 @@ struct CheckpointStats {
   std::uint64_t static_bytes_sent = 0;
   std::uint64_t static_bytes_received = 0;
   int old_size = 0;  // restore_resized: the rank count that wrote the version (else 0)
+  // restore() at a cold start that found nothing written by this number of
+  // ranks, but a complete version written by `other_size` ranks (node-local
+  // or HDF5): restore_resized() brings it back (0: none).
+  int other_size = 0;
   // restore: versions had been committed but none could be restored (the
   // logical ranks whose in-memory copies are all gone in lost_ranks).
   bool lost = false;
@@ -148,8 +152,9 @@ class DataStore {
   // Collective after a repair (or at start): restore the newest version
   // every rank can get (own memory, buddy or parity, then node-local
   // storage or HDF5, the newer first). Returns its iteration, or nullopt
-  // when there is none (fresh start). A failure inside throws
-  // ProcessFailure; call it again after the next repair.
+  // when there is none (fresh start; see CheckpointStats::other_size for a
+  // version of another job size). A failure inside throws ProcessFailure;
+  // call it again after the next repair.
   std::optional<std::int64_t> restore();
   std::optional<std::int64_t> committed_iteration() const;
 
@@ -162,6 +167,9 @@ class DataStore {
   // and handed to `use`, one at a time. Registered members are not loaded:
   // the app copies what it needs into its new layout. The old versions stay
   // until the next commit() (a failure before it can restore them again).
+  // After a relaunch on fewer ranks (restore() set other_size), the version
+  // comes from storage instead: node-local files (each old image read on a
+  // live host holding it, own or partner copy) or HDF5, the newer first.
   // Returns nullopt when no version exists (start afresh); throws
   // CheckpointError naming the iteration and the old ranks when some image
   // is nowhere, ProcessFailure on a failure (call again after the repair).
