@@ -401,7 +401,7 @@ void write_results(const std::string& path, const std::vector<Row>& rows, int re
   target("buddy_restore",
          "restore time of a fresh rank from its buddy (re-protection left running) / one buddy transfer, per "
          "repetition",
-         "<=", 2.0, [](const Row& w) { return w.restore_ratio; });
+         "<=", 1.3, [](const Row& w) { return w.restore_ratio; });
   y << YAML::EndMap << YAML::EndMap;
   res.write(path);
 }
