@@ -196,9 +196,11 @@ for app, kill_at in (("stencil", 25), ("minife", 45)):
     lost = kill_at - med(kill, "restored_iteration")
     total = med(kill, "recovery_total_s")
     wall_extra = med(kill, "solve_s") - med(ref, "solve_s") - lost * t_iter
+    limit = 0.05 if app == "stencil" else 0.1  # issue 17: <= 50 ms for the stencil's 64.5 MiB per rank
     rec[app] = {"active": 4, "spares": 2, "lost_iterations": int(lost), "iteration_s": round(t_iter, 6),
                 # kill -> first step completed after the repair, minus that step
-                "extra_s": round(total - t_iter, 4), "target_extra_s": bench_results.target("<=", 0.1),
+                "extra_s": round(total - t_iter, 4), "target_extra_s": bench_results.target("<=", limit),
+                "met": total - t_iter <= limit,
                 "fx_recovery_total_s": round(total, 4),
                 "fx_detect_s": round(med(kill, "recovery_detect_s"), 4),
                 "fx_shrink_s": round(med(kill, "recovery_shrink_s"), 4),
