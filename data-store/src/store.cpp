@@ -1,5 +1,6 @@
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/ulfm.hpp>
 
@@ -101,6 +102,19 @@ std::vector<MPI_Request> Transfer::release() { return std::move(requests_); }
 }  // namespace detail
 
 using detail::Slot;
+
+namespace detail {
+
+int StoreAccess::facts(const DataStore& store) {
+  const FreshFacts f = store.impl_->fresh_facts(store.comm_.size());
+  return (f.nothing ? kNothing : 0) | (f.not_restored ? kNotRestored : 0);
+}
+
+void StoreAccess::agreed(DataStore& store, int facts) {
+  store.impl_->repair_facts = FreshFacts{(facts & kNothing) != 0, (facts & kNotRestored) != 0};
+}
+
+}  // namespace detail
 
 // ---------------------------------------------------------------- versions
 
@@ -264,24 +278,45 @@ std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
   return exchange_summaries(mine, k, topology);
 }
 
+std::int64_t DataStore::Impl::newest(int n) const {
+  std::int64_t it = -1;
+  for (const auto& v : versions) {
+    if (v->size == n) it = std::max(it, v->iteration);
+  }
+  return it;
+}
+
+detail::FreshFacts DataStore::Impl::fresh_facts(int n) const {
+  return {newest(n) < 0 && sequence == 0, !restored_before};
+}
+
 std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const Comm& on, bool cold) {
+  auto fresh = [] {
+    detail::RestorePlan plan;
+    plan.fresh = true;
+    return plan;
+  };
+  // The repair agreed on the facts: a fresh start costs no collective.
+  if (const auto all = std::exchange(repair_facts, std::nullopt); all && detail::fresh_start(*all, cold)) {
+    log::debug("restore: a fresh start, agreed by the repair (no collective)");
+    return fresh();
+  }
   const int n = on.size();
   const int r = on.rank();
   const int source = detail::buddy_source(r, n, distance);
   // The newest version this rank can restore alone, and the newest it knows of.
   const Slot* own = nullptr;
-  std::int64_t newest = -1;
   for (const auto& v : versions) {
     if (v->size != n || v->iteration < 0) continue;
-    newest = std::max(newest, v->iteration);
     if (v->own_ok && v->own_info.rank == r && (!own || v->iteration > own->iteration)) own = v.get();
   }
   const std::int64_t it = own ? own->iteration : -1;
   const std::int64_t seq = own ? own->sequence : 0;
   const bool holds = n < 2 || (own && own->held_ok && own->held_rank == source);
+  const detail::FreshFacts mine = fresh_facts(n);
   // Minima of each, of the negated maxima: equal everywhere when min == max.
-  std::array<std::int64_t, 8> v{it,   -it,           -newest,   seq,
-                                -seq, holds ? 1 : 0, -sequence, restored_before ? -1 : 0};
+  std::array<std::int64_t, 8> v{it,   -it,           -newest(n),           seq,
+                                -seq, holds ? 1 : 0, mine.nothing ? 1 : 0, mine.not_restored ? 1 : 0};
   on.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
   const bool same = v[0] == -v[1] && v[0] == -v[2] && v[3] == -v[4];
   if (same && v[0] >= 0 && v[5] == 1 && !parity()) {
@@ -293,11 +328,7 @@ std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const 
     for (auto& rp : plan.ranks) rp.source = detail::Source::own;
     return plan;
   }
-  if ((cold || v[7] == -1) && v[2] == 1 && v[6] == 0) {  // -newest == 1: nothing, ever
-    detail::RestorePlan plan;
-    plan.fresh = true;
-    return plan;
-  }
+  if (detail::fresh_start({v[6] == 1, v[7] == 1}, cold)) return fresh();
   return std::nullopt;
 }
 
@@ -392,6 +423,7 @@ void DataStore::set_comm(Comm comm) {
   release_own();
   comm_ = std::move(comm);
   impl_->topology_valid = false;
+  impl_->repair_facts.reset();  // a repair's, for the comm it made: the caller sets them after this
   if (!comm_.valid()) return;
   // Versions taken at another size (shrink policy) cannot be restored in
   // place; they move aside for restore_resized() until the next commit,
@@ -494,6 +526,7 @@ void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
 void DataStore::commit(std::int64_t iteration) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: commit() before set_comm()");
   Impl& im = *impl_;
+  im.repair_facts.reset();  // a repair's facts: no longer true
   const double t0 = now();
   flush();  // the re-protection a restore planned, and the commit in flight
   const Comm& comm = own_comm();

@@ -137,6 +137,20 @@ struct Background {
   std::function<void()> done;  // runs once all completed successfully
 };
 
+// restore()'s fresh rule, on these facts of every rank ANDed (by
+// plan_without_exchange's reduction, or by a repair's agreement:
+// StoreAccess): nothing was ever committed anywhere, and storage holds
+// nothing for this job either (`cold`: a fresh start reads none; or a live
+// rank has returned from restore() before, so the job's start read it and
+// no commit wrote it since).
+struct FreshFacts {
+  bool nothing = true;       // no version of the comm's size, sequence 0
+  bool not_restored = true;  // no restore() returned here
+};
+inline bool fresh_start(const FreshFacts& all, bool cold) {
+  return all.nothing && (cold || !all.not_restored);
+}
+
 // A transfer a restore planned, posted once the app has resumed.
 struct Deferred {
   std::byte* data = nullptr;
@@ -253,13 +267,16 @@ struct DataStore::Impl {
                                                       bool topology);
   // restore()'s plan without that exchange when one reduction shows it is
   // trivial: every rank holds its own image and its buddy's copy of the
-  // same newest version (nothing to move), or no rank ever held anything
-  // and storage has nothing either (`cold`: it is not read; or a live rank
-  // has restored before, so the job's start read it and no commit wrote it
-  // since): a fresh start, no communicator of the store's own needed.
-  // nullopt otherwise. `on`: the store's communicator or the app's it
-  // duplicates.
+  // same newest version (nothing to move), or detail::fresh_start: no
+  // communicator of the store's own needed. No reduction either when the
+  // repair before agreed the fresh start (`repair_facts`, used once). nullopt
+  // otherwise. `on`: the store's communicator or the app's it duplicates.
   std::optional<detail::RestorePlan> plan_without_exchange(const Comm& on, bool cold);
+  std::int64_t newest(int n) const;             // iteration of the newest version of size n (-1: none)
+  detail::FreshFacts fresh_facts(int n) const;  // this rank's, on a comm of size n
+  // The facts a repair agreed on since set_comm() (StoreAccess::agreed),
+  // for the next restore(); a commit drops them (they are no longer true).
+  std::optional<detail::FreshFacts> repair_facts;
   // The same for any summaries, `k` per rank (padded; equal on every rank).
   std::vector<detail::Inventory> exchange_summaries(const std::vector<detail::SlotSummary>& mine,
                                                     std::size_t k, bool topology);

@@ -1,6 +1,7 @@
 #include "runtime.hpp"
 
 #include <fx/clock.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/shutdown.hpp>
@@ -457,6 +458,9 @@ RepairResult Runtime::repair_world() {
   req.shrink_when_exhausted = config_.recovery.on_exhausted == ExhaustedPolicy::shrink;
   req.max_rounds = config_.recovery.max_rounds;
   req.my_fatal = !fatal_.empty();
+  // restore()'s fresh rule rides on the agreement (take_roles hands the
+  // store the outcome): a spare's store was never used.
+  req.carried = logical_rank() >= 0 ? StoreAccess::facts(*store_) : StoreAccess::kUnused;
   return repair(req);
 }
 
@@ -494,6 +498,7 @@ void Runtime::take_roles(const RepairResult& res) {
   comms_.install(res.app, role() == Role::survivor);
   if (logical_rank() >= 0) {
     store_->set_comm(app_comm());
+    StoreAccess::agreed(*store_, res.carried);
     stage_ = after_repair(stage_, recruited, res.shrunk);
   }
   std::vector<FailedProcess> injected;

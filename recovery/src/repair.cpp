@@ -57,8 +57,10 @@ Plan plan_repair(const std::vector<Identity>& live, int active_size, bool shrink
 namespace {
 
 // Bits of the repair's one agreement (a bitwise AND over the live processes).
-constexpr int kBuilt = 1;        // this process built its new app communicator
-constexpr int kNoFatal = 2;      // this process hit no error that ends the job
+constexpr int kBuilt = 1;         // this process built its new app communicator
+constexpr int kNoFatal = 2;       // this process hit no error that ends the job
+constexpr int kCarriedShift = 2;  // the caller's bits (RepairRequest::carried) above these
+constexpr int kCarriedMask = (1 << kCarriedBits) - 1;
 constexpr int kGapTag = 0x0f11;  // fx's own message on a shrunk world
 
 int my_world_rank() {
@@ -196,7 +198,8 @@ RepairResult repair(const RepairRequest& req) {
 
     t = now();
     const ulfm::Agreement agreed =
-        ulfm::agree_value(shrunk, (ok ? kBuilt : 0) | (req.my_fatal ? 0 : kNoFatal));
+        ulfm::agree_value(shrunk, (ok ? kBuilt : 0) | (req.my_fatal ? 0 : kNoFatal) |
+                                      (req.carried & kCarriedMask) << kCarriedShift);
     res.times.agree += now() - t;
     if (agreed.rc != MPI_SUCCESS || !(agreed.flag & kBuilt)) {
       log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(agreed.rc));
@@ -224,6 +227,7 @@ RepairResult repair(const RepairRequest& req) {
     res.exhausted = plan.exhausted;
     res.shrunk = plan.shrunk;
     res.members = live;
+    res.carried = agreed.flag >> kCarriedShift & kCarriedMask;
     if (!plan.exhausted) {
       for (std::size_t i = 0; i < live.size(); ++i) res.members[i].logical = plan.new_logical[i];
     }

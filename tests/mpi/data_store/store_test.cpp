@@ -3,6 +3,8 @@
 // that has just run the application's setup.
 #include <fmt/format.h>
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
+#include <fx/recovery/ulfm.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -687,6 +689,54 @@ TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
   Process fresh(cfg, comm);
   EXPECT_FALSE(fresh.store->restore().has_value());
   EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
+}
+
+// After a repair the store's facts of restore()'s fresh rule come from the
+// repair's agreement (StoreAccess, the runtime's part): a restore() that
+// starts fresh on them makes no collective, so it returns even on a revoked
+// communicator, where every collective fails at once. Facts that make no
+// fresh start leave it to the reduction, as without them; they serve one
+// restore(), and set_comm() and commit() drop them.
+TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
+  using fx::detail::StoreAccess;
+  if (!fx::ulfm::active()) GTEST_SKIP() << "needs ULFM (a revoked communicator)";
+  SharedDir dir;
+  const fx::Comm revoked = make_comm();
+  // Every rank has it before any revokes it (Open MPI crashes on a revoke
+  // that arrives while the communicator is still being made there).
+  MPI_Barrier(MPI_COMM_WORLD);
+  fx::ulfm::revoke(revoked.raw());
+  auto agreed_restore = [&](fx::DataStore& s, int facts) {
+    StoreAccess::agreed(s, facts);
+    return s.restore();
+  };
+
+  // Cold (memory only, hdf5.restart off): nothing anywhere is enough.
+  fx::DataStore cold(memory_only());
+  cold.set_comm(revoked);
+  EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kUnused);
+  EXPECT_FALSE(agreed_restore(cold, StoreAccess::kUnused).has_value());
+  EXPECT_FALSE(cold.last_restore_stats().lost);
+  EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kNothing);                         // restored before
+  EXPECT_THROW(cold.restore(), fx::ProcessFailure);                                   // used once
+  EXPECT_THROW(agreed_restore(cold, StoreAccess::kNotRestored), fx::ProcessFailure);  // a version somewhere
+  StoreAccess::agreed(cold, StoreAccess::kUnused);
+  cold.set_comm(revoked);
+  EXPECT_THROW(cold.restore(), fx::ProcessFailure);
+
+  // Storage that a fresh start reads: only once some rank has restored.
+  fx::DataStore warm(with_node(dir.path));
+  warm.set_comm(revoked);
+  EXPECT_THROW(agreed_restore(warm, StoreAccess::kUnused), fx::ProcessFailure);
+  EXPECT_FALSE(agreed_restore(warm, StoreAccess::kNothing).has_value());
+
+  // A commit makes the facts untrue: the restore after it finds its version.
+  Process p(memory_only(), make_comm());
+  StoreAccess::agreed(*p.store, StoreAccess::kUnused);
+  p.commit(1);
+  EXPECT_EQ(StoreAccess::facts(*p.store), StoreAccess::kNotRestored);
+  EXPECT_EQ(p.store->restore(), 1);
+  EXPECT_EQ(StoreAccess::facts(*p.store), 0);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@
 #include <vector>
 
 namespace fx {
+namespace detail {
+struct StoreAccess;
+}  // namespace detail
 
 // What one commit() or restore() did on this rank, for run reports.
 struct CheckpointStats {
@@ -202,6 +205,7 @@ class DataStore {
   CheckpointLevel last_restore_level() const { return last_restore_stats().level; }
 
  private:
+  friend struct detail::StoreAccess;  // the runtime, around a repair
   void fault_point(StorePoint point, std::int64_t iteration) const {
     if (fault_hook_) fault_hook_(point, iteration);
   }

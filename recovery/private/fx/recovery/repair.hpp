@@ -18,6 +18,9 @@ struct Identity {
   int logical = -1;
 };
 
+// Bits of RepairRequest::carried (0..kCarriedBits-1).
+constexpr int kCarriedBits = 8;
+
 struct RepairRequest {
   MPI_Comm world = MPI_COMM_NULL;  // revoked or not; not freed here
   std::vector<Identity> members;   // identity of each rank of `world` (or of a world it came from)
@@ -26,6 +29,10 @@ struct RepairRequest {
   int active_size = 0;    // logical size before the failure
   bool shrink_when_exhausted = false;
   int max_rounds = 10;
+  // The caller's own bits, ANDed over the live processes by the repair's
+  // one agreement (RepairResult::carried): what the caller would otherwise
+  // agree on in a collective of its own right after the repair.
+  int carried = 0;
 };
 
 // rebuild: the live table, the plan and the new app communicator; agree:
@@ -46,6 +53,7 @@ struct RepairResult {
   bool fatal = false;                  // a process asked to end the job...
   std::vector<int> fatal_world_ranks;  // ...these (in order; only this one if a failure hid the others)
   int rounds = 0;
+  int carried = 0;  // the AND of every live process's RepairRequest::carried
   RepairTimes times;
 };
 

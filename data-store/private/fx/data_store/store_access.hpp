@@ -1,0 +1,23 @@
+#pragma once
+// The runtime's way into the store around a repair (not installed): the
+// facts of restore()'s fresh rule ride on the repair's one agreement, so a
+// data-less restore() after a repair needs no collective of its own.
+#include <fx/data_store/store.hpp>
+
+namespace fx::detail {
+
+struct StoreAccess {
+  // Bits of RepairRequest::carried (ANDed over the live processes).
+  static constexpr int kNothing = 1;                       // this store holds no version, its sequence is 0
+  static constexpr int kNotRestored = 2;                   // no restore() returned on this store
+  static constexpr int kUnused = kNothing | kNotRestored;  // a spare's store
+  // This process's bits; the store's comm is set.
+  static int facts(const DataStore& store);
+  // What the repair agreed (the AND of every live process's bits), after
+  // set_comm() on the repair's new comm: the next restore() takes a fresh
+  // start from them without its reduction when the rule holds on them,
+  // else runs as without them. Used once; set_comm() and commit() drop it.
+  static void agreed(DataStore& store, int facts);
+};
+
+}  // namespace fx::detail
