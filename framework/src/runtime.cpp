@@ -143,14 +143,22 @@ void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
   store_->revoke();            // its own comm: a rank in a store transfer wakes too
 }
 
+// Only a repair started elsewhere (it revokes the world) ends a wait in an
+// agreement. A process death alone does not: the agreement completes
+// without the dead and raises the failure consistently when it had not
+// contributed. Leaving on a death that came after its contribution split
+// the job (seen at 64+8: a rank died just after the last agreement, and the
+// ranks that had not yet learnt its result left it for a repair alone).
 bool Runtime::interrupted() {
   int rc = MPI_SUCCESS;
-  if (!watch_.test(rc)) return false;
-  if (rc == MPI_SUCCESS) {
-    watch_.post(world());  // a stray control message; nothing to do with repair
-    return false;
+  if (watch_.test(rc)) {
+    if (rc == MPI_SUCCESS) {
+      watch_.post(world());  // a stray control message; nothing to do with repair
+      return false;
+    }
+    if (ulfm::is_revoked(rc)) return true;
   }
-  return true;
+  return ulfm::comm_revoked(world());
 }
 
 void Runtime::check_world_watch() {

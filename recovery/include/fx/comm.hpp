@@ -37,10 +37,11 @@ class FailureHandler {
  public:
   virtual ~FailureHandler() = default;
   virtual void on_failure(MPI_Comm where, int rc, const char* call) = 0;
-  // Non-blocking: has a repair started elsewhere (the world was revoked or a
-  // process died)? Agreements poll this, because a revoke does not
-  // interrupt MPIX_Comm_agree: without it, ranks waiting in an agreement
-  // would wait forever for ranks that left for the repair.
+  // Non-blocking: has a repair started elsewhere (the world was revoked)?
+  // Agreements poll this, because a revoke does not interrupt
+  // MPIX_Comm_agree: without it, ranks waiting in an agreement would wait
+  // forever for ranks that left for the repair. A process death alone is
+  // not one: the agreement completes without the dead.
   virtual bool interrupted() { return false; }
 };
 
