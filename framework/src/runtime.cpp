@@ -300,11 +300,7 @@ void Runtime::resize_at_start(int old_size) {
         "restore it on {} (override ResilientApp::resize with DataStore::restore_resized, README: "
         "\"Shrinking: the resize() protocol\")",
         old_size, logical_size());
-    if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
-      FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
-    }
-    log::warn("{}; recovery.on_lost_checkpoint is 'restart': starting again from iteration 0", what);
-    report_.add_restart_from_scratch();
+    apply_lost_policy(what);
   }
 }
 
@@ -427,6 +423,11 @@ void Runtime::on_lost_checkpoint() {
   const std::string what = st.lost_ranks.empty()
                                ? std::string("checkpoint lost: no usable version in memory or on disk")
                                : "checkpoint lost: no " + lost + " and no HDF5 version is usable";
+  apply_lost_policy(what);
+}
+
+// recovery.on_lost_checkpoint: end the job (stop), or start again at 0.
+void Runtime::apply_lost_policy(const std::string& what) {
   if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
     FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
   }
