@@ -21,7 +21,8 @@ ranks, or, when the program's recovery.on_exhausted is shrink (asked with
 (active ranks and spares alike) and the application re-decomposes its
 checkpoint in resize() (DataStore::restore_resized). When every host answers, it relaunches on the same hosts (a daemon
 that failed to start; when the job never made a step this is a start
-retry, twice at most, not counted as a relaunch). The application restarts from its newest complete
+retry, twice at most, not counted as a relaunch and under the same attempt
+number). The application restarts from its newest complete
 checkpoint (checkpoint.hdf5.restart, on by default). At most R relaunches;
 -t T bounds every attempt together.
 
@@ -403,7 +404,9 @@ def main():
             say(f"time limit of {limit:g} s (-t, every attempt together) reached; giving up")
             attempts[-1].code = 124
             break
-        att = Attempt(len(attempts) + 1, active, ranks, workdir)
+        # A start retry keeps the number of the attempt it repeats (FX_ATTEMPT:
+        # injections name the launch they fire in; the log counts real ones).
+        att = Attempt(len(attempts) + 1 - start_retries, active, ranks, workdir)
         att.dead, att.probe_s = [], 0.0
         attempts.append(att)
         say(f"attempt {att.number} on {' '.join(h for h, _ in active)} ({ranks[0]} active ranks + {ranks[1]} spares"

@@ -123,7 +123,8 @@ def one_run(variant, build, mib, step_ms, work, timeout):
         with open(os.path.join(work, "progress")) as f:
             first = float(f.read().splitlines()[1].split()[1])
     else:
-        attempts = rep["supervisor"]["attempts"]
+        # (a start retry, PRRTE's daemon failing to start, is not the loss)
+        attempts = [a for a in rep["supervisor"]["attempts"] if not a.get("start_retry")]
         ended, started = attempts[0]["ended_at"], attempts[1]["started_at"]
         first = attempts[1]["first_step"]["at"]
     restore_s = float(restore.group(3)) / 1e3
