@@ -134,6 +134,28 @@ void load_file(const NodeFile& f, detail::Buffer& into) {
   }
 }
 
+// The file the plan has this rank read for image q of `plan` (its own
+// image or a partner copy), mapped into `into`. On failure its reason, and
+// zeros of the planned size in its place: the receiver waits for them, and
+// its checks fail.
+std::string map_planned(const std::vector<NodeFile>& files, const detail::PriorPlan& plan, int q,
+                        detail::Buffer& into) {
+  const auto& s = plan.sources[static_cast<std::size_t>(q)];
+  try {
+    const auto f = std::find_if(files.begin(), files.end(), [&](const NodeFile& x) {
+      return x.iteration == plan.iteration && x.ranks == plan.old_size && x.rank == q && x.own == s.own;
+    });
+    if (f == files.end())
+      FX_THROW(CheckpointError,
+               fmt::format("node-local image of rank {} of iteration {}: not found here", q, plan.iteration));
+    load_file(*f, into);
+    return {};
+  } catch (const CheckpointError& e) {
+    into.reset(s.bytes);
+    return e.what();
+  }
+}
+
 // plan_prior has the lowest rank holding a copy read each image; here a
 // rank holding a copy of its own image reads it itself (nothing to send),
 // and the rest are spread over the ranks holding copies, fewest reads first.
@@ -319,21 +341,10 @@ std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
   for (int q = 0; q < p.plan.old_size; ++q) {
     const auto& s = p.plan.sources[static_cast<std::size_t>(q)];
     if (s.holder != r) continue;
-    detail::Buffer& b = local[q];
-    try {
-      const auto f = std::find_if(p.files.begin(), p.files.end(), [&](const NodeFile& x) {
-        return x.iteration == p.plan.iteration && x.ranks == p.plan.old_size && x.rank == q && x.own == s.own;
-      });
-      if (f == p.files.end())
-        FX_THROW(CheckpointError,
-                 fmt::format("node-local image of old rank {} of iteration {}: not found here", q,
-                             p.plan.iteration));
-      load_file(*f, b);
-    } catch (const CheckpointError& e) {
-      log::error("restore after the relaunch: {}", e.what());
-      if (error.empty()) error = e.what();
-      b.reset(s.bytes);
-    }
+    const std::string why = map_planned(p.files, p.plan, q, local[q]);
+    if (why.empty()) continue;
+    log::error("restore after the relaunch: {}", why);
+    if (error.empty()) error = why;
   }
   return error;
 }
@@ -390,19 +401,11 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
     for (int q = 0; q < n; ++q) {
       const auto& s = src[static_cast<std::size_t>(q)];
       if (s.holder != r) continue;
-      const auto f = std::find_if(files.begin(), files.end(), [&](const NodeFile& x) {
-        return x.iteration == it && x.rank == q && x.own == s.own;
-      });
       detail::Buffer& b = q == r ? slot->own : sent.emplace_back();
       const double tm = now();
-      try {
-        if (f == files.end())
-          FX_THROW(CheckpointError, fmt::format("{} of rank {}: not found here", what, q));
-        load_file(*f, b);
-      } catch (const CheckpointError& e) {
-        log::warn("{}", e.what());
+      if (const std::string why = map_planned(files, plan, q, b); !why.empty()) {
+        log::warn("{}", why);
         ok = false;  // the receiver's checks fail too; the agreement makes it common
-        b.reset(s.bytes);
       }
       mapping += now() - tm;
       if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);

@@ -474,9 +474,7 @@ CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, std::int64_
   st.bytes = pieces.moved;
   st.old_size = v.size;
   st.seconds = seconds;
-  (v.level == CheckpointLevel::memory ? st.memory_seconds
-   : v.level == CheckpointLevel::node ? st.node_seconds
-                                      : st.hdf5_seconds) = seconds;
+  detail::level_seconds(st, v.level) = seconds;
   restore_stats = st;
   const auto delivered = comm.allreduce(static_cast<std::int64_t>(pieces.at.size()), MPI_SUM);
   if (rank() == 0) {

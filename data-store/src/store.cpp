@@ -661,11 +661,11 @@ std::optional<std::int64_t> DataStore::restore() {
   };
   // Whatever comes back, node-local versions above it are an abandoned
   // future (a later commit of the same iteration must not meet them).
-  auto restored = [&](CheckpointLevel level, std::int64_t it, double level_seconds) {
+  auto restored = [&](CheckpointLevel level, std::int64_t it, double seconds) {
     im.drop_node_above(it);
     st.level = level;
     st.iteration = it;
-    (level == CheckpointLevel::node ? st.node_seconds : st.hdf5_seconds) = level_seconds;
+    detail::level_seconds(st, level) = seconds;
     st.static_bytes_received = im.restore_statics();
     st.seconds = now() - t0;
     conclude();

@@ -151,6 +151,13 @@ inline bool fresh_start(const FreshFacts& all, bool cold) {
   return all.nothing && (cold || !all.not_restored);
 }
 
+// The part of `st` a restore from `level` spent (memory, node or HDF5).
+inline double& level_seconds(CheckpointStats& st, CheckpointLevel level) {
+  return level == CheckpointLevel::memory ? st.memory_seconds
+         : level == CheckpointLevel::node ? st.node_seconds
+                                          : st.hdf5_seconds;
+}
+
 // A transfer a restore planned, posted once the app has resumed.
 struct Deferred {
   std::byte* data = nullptr;
