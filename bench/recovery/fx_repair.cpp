@@ -42,17 +42,19 @@ class LoopApp : public fx::ResilientApp {
     int v = 1;
     ctx.comm().allreduce(&v, &v, 1, MPI_SUM);
     if (repaired) {
-      const double t = fx::now();
+      // Compared with the kill stamp at the end: reading the stamps now would
+      // take CPU from the ranks still in this allreduce.
+      t_resume_ = fx::now();
       seen_ = ctx.recoveries();
-      const double t_kill = newest_kill_stamp();
-      if (t_kill > 0) resume_ms_ = (t - t_kill) * 1e3;
     }
     const timespec ts{0, 1000000};
     nanosleep(&ts, nullptr);
     return ++done_ >= kSteps;
   }
   void finish(fx::Context& ctx) override {
-    const double slowest = ctx.comm().allreduce(resume_ms_, MPI_MAX);
+    const double t_kill = t_resume_ > 0 ? newest_kill_stamp() : 0;
+    const double resume_ms = t_kill > 0 ? (t_resume_ - t_kill) * 1e3 : -1;
+    const double slowest = ctx.comm().allreduce(resume_ms, MPI_MAX);
     if (ctx.rank() != 0) return;
     for (const auto& r : ctx.report().recoveries()) {
       fx_bench::Line("fx_repair")
@@ -72,7 +74,7 @@ class LoopApp : public fx::ResilientApp {
  private:
   int seen_ = 0;
   int done_ = 0;  // steps completed by the job
-  double resume_ms_ = -1;
+  double t_resume_ = 0;  // the first step completed after the repair
 };
 
 }  // namespace

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world, logical >= 0 ? 0 : MPI_UNDEFINED, logical, &app);
   const timespec step{0, 1000000};
-  double t_detect = 0, t_shrink = 0, t_split = 0, t_kill = 0, resume_ms = -1;
+  double t_detect = 0, t_shrink = 0, t_split = 0, t_kill = 0, t_resume = 0, resume_ms = -1;
   double shrink_ms = 0, rebuild_ms = 0;
   bool repaired = false;
   for (int it = 0; it < iters;) {
@@ -102,9 +102,7 @@ int main(int argc, char** argv) {
       rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_SUM, app);
       if (rc == MPI_SUCCESS) {
         if (repaired && t_split > 0) {
-          const double t_resume = fx::now();
-          t_kill = newest_kill(victims);
-          resume_ms = (t_resume - t_kill) * 1e3;
+          t_resume = fx::now();  // against the kill stamp at the end, as fx_repair
           t_split = 0;
         }
         nanosleep(&step, nullptr);
@@ -151,6 +149,8 @@ int main(int argc, char** argv) {
     repaired = true;
   }
   if (repaired && app != MPI_COMM_NULL) {
+    t_kill = newest_kill(victims);
+    if (t_resume > 0) resume_ms = (t_resume - t_kill) * 1e3;
     double slowest = resume_ms;
     MPI_Allreduce(&resume_ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, app);
     if (logical == 0) {
