@@ -46,7 +46,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("out")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--mtbf-iterations", type=float, default=200)
     ap.add_argument("--failures", type=int, default=4)
