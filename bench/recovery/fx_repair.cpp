@@ -73,7 +73,7 @@ class LoopApp : public fx::ResilientApp {
 
  private:
   int seen_ = 0;
-  int done_ = 0;  // steps completed by the job
+  int done_ = 0;         // steps completed by the job
   double t_resume_ = 0;  // the first step completed after the repair
 };
 
