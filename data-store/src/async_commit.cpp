@@ -107,11 +107,8 @@ bool DataStore::Impl::advance_exchange(bool block) {
   }
   if (a.sizes_done && !a.image_posted) {
     detail::Transfer x(comm, orphans);
-    if (a.in[0] > 0) {
-      s.held.reset(a.in[0]);
-      x.recv(s.held.data(), a.in[0], a.src, detail::kTagImage);
-    }
-    if (a.out[0] > 0) x.send(s.own.data(), a.out[0], a.dest, detail::kTagImage);
+    if (a.in[0] > 0) s.held.reset(a.in[0]);
+    x.exchange(s.own.data(), a.out[0], a.dest, s.held.data(), a.in[0], a.src, detail::kTagImage);
     a.image = x.release();
     a.image_posted = true;
   }

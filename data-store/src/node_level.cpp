@@ -221,11 +221,8 @@ detail::Buffer DataStore::Impl::exchange_node_partner(const Slot& s) {
   detail::Buffer image;
   try {
     detail::Transfer t(comm, orphans);
-    if (in > 0) {
-      image.reset(in);
-      t.recv(image.data(), in, src, detail::kTagNodePartner);
-    }
-    if (out > 0) t.send(s.own.data(), out, dest, detail::kTagNodePartner);
+    if (in > 0) image.reset(in);
+    t.exchange(s.own.data(), out, dest, image.data(), in, src, detail::kTagNodePartner);
     t.wait();
   } catch (...) {
     orphan_buffers.push_back(std::move(image));  // the receive may still write it

@@ -41,11 +41,8 @@ bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok, bool in_background) {
   comm.sendrecv(out, 2, dest, in, 2, src, detail::kTagSize);
   Transfer t(comm, orphans);
   s.held_ok = false;
-  if (in[0] > 0) {
-    s.held.reset(in[0]);
-    t.recv(s.held.data(), in[0], src, detail::kTagImage);
-  }
-  if (out[0] > 0) t.send(s.own.data(), out[0], dest, detail::kTagImage);
+  if (in[0] > 0) s.held.reset(in[0]);
+  t.exchange(s.own.data(), out[0], dest, s.held.data(), in[0], src, detail::kTagImage);
   if (in_background && in[0] > 0) {
     Slot* sp = &s;
     background.push_back({t.release(), [sp, src, header = in[1]] { sp->hold(src, header); }});
@@ -90,8 +87,7 @@ bool DataStore::Impl::protect_parity(Slot& s, bool mine_ok) {
   for (int t = 1; t <= m - 1; ++t) {
     std::byte* in = t == m - 1 ? s.held.data() : bufs[t % 2];
     Transfer x(comm, orphans);
-    x.recv(in, c, prev, detail::kTagParity);
-    x.send(out, c, next, detail::kTagParity);
+    x.exchange(out, c, next, in, c, prev, detail::kTagParity);
     x.wait();
     if (t < m - 1) {
       detail::xor_into(in, chunk(m - 2 - t), c);

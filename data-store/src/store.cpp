@@ -68,6 +68,12 @@ void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
 
 void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) { post(data, n, peer, tag, false); }
 
+void Transfer::exchange(const std::byte* out, std::size_t out_n, int dest, std::byte* in, std::size_t in_n,
+                        int src, int tag) {
+  if (out_n > 0) send(out, out_n, dest, tag);
+  if (in_n > 0) recv(in, in_n, src, tag);
+}
+
 void Transfer::post(std::byte* data, std::size_t n, int peer, int tag, bool send) {
   const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
   for (std::size_t i = 0; i < pieces; ++i) {

@@ -116,6 +116,14 @@ class Transfer {
 
   void send(const std::byte* data, std::size_t n, int peer, int tag);
   void recv(std::byte* data, std::size_t n, int peer, int tag);
+  // Send `out` to `dest` and receive `in` from `src` (empty ones skipped),
+  // the send posted first. A large message is copied by its receiver when
+  // it matches (single-copy shared memory): posted receive first, the peer
+  // that posts second copies ours inside its receive before its own send
+  // is even announced, and the two copies run one after the other (an
+  // asynchronous 64 MiB buddy exchange took 21 ms that way, 11 ms now).
+  void exchange(const std::byte* out, std::size_t out_n, int dest, std::byte* in, std::size_t in_n, int src,
+                int tag);
   void wait();
   // Hand the requests over for completion later (background work).
   std::vector<MPI_Request> release();
