@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   MPI_Comm app = MPI_COMM_NULL;
   MPI_Comm_split(world, logical >= 0 ? 0 : MPI_UNDEFINED, logical, &app);
   const timespec step{0, 1000000};
-  double t_detect = 0, t_shrink = 0, t_split = 0, t_kill = 0, t_resume = 0, resume_ms = -1;
+  double t_detect = 0, t_shrink = 0, t_split = 0, t_kill = 0, t_resume = 0;
   double shrink_ms = 0, rebuild_ms = 0;
   bool repaired = false;
   for (int it = 0; it < iters;) {
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   }
   if (repaired && app != MPI_COMM_NULL) {
     t_kill = newest_kill(victims);
-    if (t_resume > 0) resume_ms = (t_resume - t_kill) * 1e3;
+    const double resume_ms = t_resume > 0 ? (t_resume - t_kill) * 1e3 : -1;
     double slowest = resume_ms;
     MPI_Allreduce(&resume_ms, &slowest, 1, MPI_DOUBLE, MPI_MAX, app);
     if (logical == 0) {
