@@ -121,6 +121,19 @@ function(fx_add_mpi_test name)
   endforeach()
 endfunction()
 
+# fx_stale_session_fixture(<fixture> <dir>): tests <fixture>_make and
+# <fixture>_check around the tests that require <fixture>. DIR holds the
+# Open MPI session directories that killed launches with the next 5000
+# process ids would have left (tests/support/stale_session_dirs.py); the
+# check fails when anything else is left in it.
+function(fx_stale_session_fixture fixture dir)
+  set(tool ${PROJECT_SOURCE_DIR}/tests/support/stale_session_dirs.py)
+  add_test(NAME ${fixture}_make COMMAND ${tool} make ${dir} 5000)
+  add_test(NAME ${fixture}_check COMMAND ${tool} check ${dir})
+  set_tests_properties(${fixture}_make PROPERTIES FIXTURES_SETUP ${fixture} LABELS mpi)
+  set_tests_properties(${fixture}_check PROPERTIES FIXTURES_CLEANUP ${fixture} LABELS mpi)
+endfunction()
+
 # HOSTS: the command runs on that many fresh test hosts of its own
 # (scripts/with_testhosts.sh: SPARE_HOSTS, SLURM, FRESH_DIR, HOST_EVENTS given
 # as "WHEN|ACTION|HOST"), which checks that no process is left on them.

@@ -56,8 +56,17 @@ done
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
 
 total=$((n + s))
-status_file=$(mktemp "${TMPDIR:-/tmp}/fx-status.XXXXXX")
-trap 'rm -f "$status_file" "$status_file".stderr "$status_file".kill.* "$status_file".up.* "$status_file".hosts' EXIT
+# Everything of this launch lives in one directory, removed at the end: the
+# verdict file and what is named after it (start-up marks, kill stamps,
+# logs), and Open MPI's session directories (PRRTE forwards the base to its
+# daemons). A session directory is named after its process id, and one left
+# by a killed mpiexec or daemon made a later one with the same pid fail its
+# start-up ("The PMIx server's listener thread failed to start": PMIx will
+# not replace a rendezvous file; measured: pid_max here is 32768, and a CI
+# run left about a hundred). A directory of its own per launch cannot collide.
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/fx-run.XXXXXX")
+status_file=$run_dir/status
+trap 'rm -rf "$run_dir" 2>/dev/null' EXIT
 
 # Inside a Slurm allocation with no hostfile: the allocation's nodes, as
 # many slots each as the ranks need over the nodes that run them (the
@@ -79,10 +88,10 @@ fi
 if [ "$supervise" -eq 1 ]; then
   # This shell (and its trap) are replaced: the supervisor reads a Slurm
   # host list, already deleted, through an inherited descriptor.
-  rm -f "$status_file"
   if [ -n "$hostfile" ] && [ "$hostfile" = "$status_file.hosts" ]; then
-    exec 3<"$hostfile"; rm -f "$hostfile"; hostfile=/dev/fd/3
+    exec 3<"$hostfile"; hostfile=/dev/fd/3
   fi
+  rm -rf "$run_dir"
   exec /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/supervise.py" "${sup_args[@]}" --hostfile "$hostfile" \
     -n "$n" -s "$s" -t "$t" -- "$@"
 fi
@@ -90,6 +99,7 @@ fi
 
 export FX_SPARES=$s
 export FX_STATUS_FILE=$status_file
+export PRTE_MCA_prte_tmpdir_base=${PRTE_MCA_prte_tmpdir_base:-$run_dir}
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
@@ -133,7 +143,7 @@ prog=$(command -v "$1" 2>/dev/null || true)
 fx_program=0   # an fx program: answers --fx-print-launch, writes the start-up marks
 if [ -n "$prog" ] && [ -f "$prog" ] && grep -qa -- "--fx-print-launch" "$prog"; then
   fx_program=1
-  launch_out=$("$@" --fx-print-launch); launch_rc=$?
+  launch_out=$(FX_STATUS_FILE= "$@" --fx-print-launch); launch_rc=$?
   # A configuration error: the program printed it; end as a rank would (2).
   [ "$launch_rc" -eq 0 ] || exit "$launch_rc"
   while read -r key value; do
@@ -217,19 +227,20 @@ kill_mpiexec() {
 trap 'kill_mpiexec KILL; exit 143' TERM
 
 # launch ARGS: one mpiexec run, watched; sets rc and stuck.
-start_log=$status_file.stderr
+start_out=$status_file.stdout
 launch() {
   # Own process group, so a time-out takes every rank with it.
-  # stderr also goes to start_log (for the retry below) through a tee owned
+  # stdout also goes to start_out (for the retry below) through a tee owned
   # by this shell: as mpiexec's own child it would count as a live rank in
   # the exit check below.
-  exec {errfd}> >(tee "$start_log" >&2) {outfd}> >(tee "$start_log.out")
+  exec {outfd}> >(tee "$start_out")
   setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
-    "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" 2>&"$errfd" >&"$outfd" &
+    "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" >&"$outfd" &
   pid=$!
-  exec {errfd}>&- {outfd}>&-
-  # The supervisor finds the job's leftovers by mpiexec's PMIx namespace.
-  [ -n "${FX_JOB_INFO:-}" ] && echo "mpiexec_pid=$pid" >"$FX_JOB_INFO"
+  exec {outfd}>&-
+  # The supervisor finds the job's leftovers by mpiexec's PMIx namespace,
+  # and removes this directory once it has ended them.
+  [ -n "${FX_JOB_INFO:-}" ] && echo "mpiexec_pid=$pid run_dir=$run_dir" >"$FX_JOB_INFO"
   (
     exec >/dev/null 2>&1   # never hold the caller's pipes open
     sleep "$t" & sp=$!
@@ -270,26 +281,17 @@ launch() {
   wait "$pid"; rc=$?
 }
 
-# mpiexec's own start-up sometimes fails before any rank ran: PMIx's
-# listener thread when several launches start at once ("The PMIx server's
-# listener thread failed to start"), or, across hosts, a daemon that exits
-# 213 on a live host before reporting back ("A daemon failed to report
-# back", about 1 launch in 40 on the test hosts). That launch is retried;
-# nothing else is.
-# (PRRTE prints the latter on stdout, and the start-up watch may stop the
-# job first.)
+# Across hosts a daemon can exit 213 on a live host before reporting back
+# ("A daemon failed to report back"; PRRTE prints it on stdout, and the
+# start-up watch may stop the job first). When no rank had started, that
+# launch is retried; nothing else is.
 start_failure() {
   [ -e "$status_file.timeout" ] && return 1
   # No verdict, or only the start-up watch's (the daemon's ranks never came).
   [ -s "$status_file" ] && [ -z "$startup_lost" ] && return 1
   sleep 0.3
-  if [ -z "$startup_lost" ] && grep -q "listener thread failed to start" "$start_log" 2>/dev/null; then
-    echo "PMIx listener thread"
-  elif [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_log.out" 2>/dev/null; then
-    echo "a daemon failed to report back; no rank had started"
-  else
-    return 1
-  fi
+  [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_out" 2>/dev/null || return 1
+  echo "a daemon failed to report back; no rank had started"
 }
 for attempt in 1 2 3; do
   launch "$@"
@@ -303,7 +305,6 @@ for attempt in 1 2 3; do
   fi
   break
 done
-rm -f "$start_log" "$start_log.out"
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then

@@ -32,6 +32,7 @@ and with FX_CFG_REPORT__PATH set, the final run report gains a
 verdict, 3 (survived failures) when it finished after relaunches.
 """
 import argparse
+import atexit
 import concurrent.futures
 import os
 import re
@@ -41,6 +42,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import yaml
@@ -154,9 +156,11 @@ class Attempt:
         self.number = number
         self.hosts = hosts
         self.ranks = ranks  # (active, spares)
-        self.hostfile = os.path.join(workdir, f"hosts.{number}")
-        self.info = os.path.join(workdir, f"job.{number}")
-        self.progress = os.path.join(workdir, f"progress.{number}")
+        # A start retry shares its number with the launch it repeats.
+        files = tempfile.mkdtemp(prefix=f"attempt{number}.", dir=workdir)
+        self.hostfile = os.path.join(files, "hosts")
+        self.info = os.path.join(files, "job")
+        self.progress = os.path.join(files, "progress")
         self.stderr_tail = []
         self.code = None
         self.reason = ""
@@ -169,12 +173,25 @@ class Attempt:
             for host, slots in self.hosts:
                 f.write(f"{host} {slots or ''}\n")
 
-    def mpiexec_pid(self):
+    def job_info(self, key):
+        """A value the launcher wrote to FX_JOB_INFO ("key=value ..."), or ""."""
         try:
             with open(self.info) as f:
-                return int(f.read().split("mpiexec_pid=", 1)[1].split()[0])
-        except (OSError, IndexError, ValueError):
-            return 0
+                return dict(kv.split("=", 1) for kv in f.read().split() if "=" in kv).get(key, "")
+        except OSError:
+            return ""
+
+    def mpiexec_pid(self):
+        pid = self.job_info("mpiexec_pid")
+        return int(pid) if pid.isdigit() else 0
+
+    def remove_run_dir(self):
+        """The launcher's directory of this attempt: it removes it when it
+        ends, but a process it left on a live host can write there until
+        the sweep has ended it."""
+        run_dir = self.job_info("run_dir")
+        if os.path.basename(run_dir).startswith("fx-run."):
+            shutil.rmtree(run_dir, ignore_errors=True)
 
     def nspace(self):
         pid = self.mpiexec_pid()
@@ -383,8 +400,9 @@ def main():
     active = all_hosts[:len(all_hosts) - ours.spare_hosts]
     spare = all_hosts[len(active):]
     program = next((a for a in launch_args if not a.startswith("-") and os.path.exists(a)), "")
-    workdir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fx-supervise.{os.getpid()}")
-    os.makedirs(workdir, exist_ok=True)
+    # Every attempt's host list, job info and progress; removed at exit.
+    workdir = tempfile.mkdtemp(prefix="fx-supervise.")
+    atexit.register(shutil.rmtree, workdir, True)
     report_path = os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
     ranks = (int(launcher_option(launch_args, "-n", "0")), int(launcher_option(launch_args, "-s", "0")))
     shrink = program_settings(launch_args).get("recovery.on_exhausted") == "shrink"
@@ -459,8 +477,8 @@ def main():
             + (f" ({' '.join(named)} named by Open MPI)" if named else "")
             + f"; probe of {len(hosts)} host(s): {att.probe_s * 1e3:.0f} ms")
         # A job that never made its first step on hosts that all answer did
-        # not start (a daemon failed on a live host, seen about 1 launch in
-        # 40 here): launched again without using up a relaunch, twice at most.
+        # not start (a daemon failed on a live host): launched again without
+        # using up a relaunch, twice at most.
         if not lost and att.first_step is None and start_retries < 2:
             start_retries += 1
             att.start_retry = True
@@ -480,6 +498,8 @@ def main():
         silent = future.result()
         if silent:
             say(f"attempt {att.number}: host(s) {' '.join(silent)} took its probe but not the ssh sweep of its leftovers")
+    for att in attempts:
+        att.remove_run_dir()
     sweeper.shutdown()
     relaunches = len(attempts) - 1 - start_retries
     code = attempts[-1].code

@@ -13,7 +13,9 @@ Usage: interval_bench.py BUILD_DIR OUT.yaml [--seeds N] [--iterations N]
        [--mtbf-iterations M] [--failures F] [--intervals 5,10,25,50,100] [--n 128]
 """
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +57,7 @@ def main():
     a = ap.parse_args()
     exe = os.path.join(a.build, "miniapps", "stencil", "stencil")
     tmp = tempfile.mkdtemp(prefix="fx-bench-interval.")
+    atexit.register(shutil.rmtree, tmp, True)
     report = os.path.join(tmp, "report.yaml")
     base = ["checkpoint.memory.buddy_distance=1"]
 

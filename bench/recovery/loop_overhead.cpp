@@ -8,6 +8,7 @@
 #include <fx/fx.hpp>
 #include <fx_bench/results.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -114,7 +115,11 @@ class LoopApp : public fx::ResilientApp {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--plain")) return plain(argc, argv);
+  const auto has = [&](const char* flag) {
+    return std::any_of(argv + 1, argv + argc, [&](const char* a) { return !std::strcmp(a, flag); });
+  };
+  // The launcher's --fx-print-launch question goes to fx, plain or not: it
+  // must not run the loop.
+  if (has("--plain") && !has("--fx-print-launch")) return plain(argc, argv);
   return fx::run<LoopApp>(argc, argv);
 }
