@@ -6,6 +6,8 @@ through PyYAML so that every one of them loads in any YAML parser.
     bench_results.write(path, data, comment)  # data: dicts, lists, numbers, strings
     bench_results.target("<=", 1.5)           # {op: "<=", value: 1.5}
     bench_results.result_line(stdout, "loop") # a program's `loop: {...}` line (fx_bench::Line)
+    bench_results.median_interval(values)     # median of runs and its 90 % bootstrap interval
+    bench_results.paired_ratio(a, b)          # the same of a[i]/b[i], runs made in pairs
 
     bench_results.py --check FILE...          # load each file, check its targets
 
@@ -14,6 +16,8 @@ naming it is `target` or starts with `target_`. --check fails naming the
 file and the parser's error, or the key of a target written otherwise.
 """
 import os
+import random
+import statistics
 import sys
 
 import yaml
@@ -36,6 +40,21 @@ def number(value):
         except ValueError:
             return value
     return value
+
+
+def median_interval(values, resamples=4000):
+    """The median of runs' values and its 90 % percentile-bootstrap interval
+    (fixed seed: the same data, the same interval)."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return {"runs": len(values), "median": round(statistics.median(values), 4),
+            "interval_90": [round(meds[int(0.05 * resamples)], 4), round(meds[int(0.95 * resamples) - 1], 4)]}
+
+
+def paired_ratio(a, b):
+    """median_interval of a[i] / b[i], runs made in pairs (one of each,
+    alternately, so that a pair shares the machine's state)."""
+    return median_interval([x / y for x, y in zip(a, b)])
 
 
 def result_line(text, *names):

@@ -9,13 +9,18 @@
 #              the same per-rank size on the same 4 ranks
 #   recovery   4 active + 2 spares, one SIGKILL, buddy restore: the extra
 #              wall time beyond recomputing the lost iterations, for the
-#              stencil with 64 MiB of state per rank, and for minife
+#              stencil with 64 MiB of state per rank, and for minife (the
+#              median over the runs, and its 90 % bootstrap interval)
 #   async      the stencil (64 MiB per rank, 4 ranks, a checkpoint every
 #              10 sweeps) with checkpoint.memory.async on and off, runs
 #              interleaved: solve time, and per checkpoint the app's wait
-#              in the commit, its time on it after, the time to committed
+#              in the commit, its time on it after, the time to committed.
+#              -a PAIRS of runs (default: REPS): one run's solve time moves
+#              by up to 10 % here, and the ratio of 5 pairs' medians moved
+#              between 0.98 and 1.06; the summary also gives the median of
+#              the per-pair ratios and its 90 % bootstrap interval
 #
-#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]
+#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]
 #
 # `./fx bench miniapps` runs it (bench/miniapps/benchmarks.txt) with the
 # build directory and bench/results/miniapps.yaml. Otherwise it writes
@@ -25,19 +30,22 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/scripts/env.sh"
 launch=$root/scripts/launch.sh
 reps=5
+async_pairs=""
 out=$root/bench/results/miniapps.yaml
 if [ $# -ge 2 ] && [ -d "$1" ] && [[ "$2" != -* ]]; then
   FX_BUILD_DIR=$(cd "$1" && pwd)
   out=$2
   shift 2
 fi
-while getopts "r:o:" opt; do
+while getopts "r:a:o:" opt; do
   case $opt in
     r) reps=$OPTARG ;;
+    a) async_pairs=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) echo "usage: $0 [-r REPS] [-o OUT.yaml] [overhead|bandwidth|recovery ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]" >&2; exit 2 ;;
   esac
 done
+async_pairs=${async_pairs:-$reps}
 shift $((OPTIND - 1))
 parts=${*:-overhead bandwidth recovery async}
 bin=$FX_BUILD_DIR/miniapps
@@ -136,8 +144,8 @@ fi
 if [[ " $parts " == *" async "* ]]; then
   big=(--nx 320 --ny 320 --nz 320 --iterations 60 --residual-every 10 --progress-every 0
     --fx-set checkpoint.memory.every=10)
-  echo "async: stencil 4 ranks, 64 MiB per rank, checkpoint every 10, async on/off interleaved"
-  for ((i = 0; i < reps; ++i)); do
+  echo "async: stencil 4 ranks, 64 MiB per rank, checkpoint every 10, async on/off interleaved, $async_pairs pairs"
+  for ((i = 0; i < async_pairs; ++i)); do
     run stencil_async 4 0 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" --fx-set checkpoint.memory.async=true
     run stencil_sync 4 0 FX_BENCH=1 -- "$bin/stencil/stencil" "${big[@]}" --fx-set checkpoint.memory.async=false
   done
@@ -200,6 +208,7 @@ for app, kill_at in (("stencil", 25), ("minife", 45)):
     rec[app] = {"active": 4, "spares": 2, "lost_iterations": int(lost), "iteration_s": round(t_iter, 6),
                 # kill -> first step completed after the repair, minus that step
                 "extra_s": round(total - t_iter, 4), "target_extra_s": bench_results.target("<=", limit),
+                "extra_s_per_run": bench_results.median_interval([t - t_iter for t in data[kill]["recovery_total_s"]]),
                 "met": total - t_iter <= limit,
                 "fx_recovery_total_s": round(total, 4),
                 "fx_detect_s": round(med(kill, "recovery_detect_s"), 4),
@@ -220,6 +229,7 @@ if "stencil_async" in data and "stencil_sync" in data:
                     "checkpoint_every": 10, "iterations": 60,
                     "async_solve_s": round(med(a, "solve_s"), 4), "sync_solve_s": round(med(s, "solve_s"), 4),
                     "solve_ratio": round(med(a, "solve_s") / med(s, "solve_s"), 3),
+                    "solve_ratio_per_pair": bench_results.paired_ratio(data[a]["solve_s"], data[s]["solve_s"]),
                     "target_solve_ratio": bench_results.target("<=", 1.0),
                     # per checkpoint, medians over every checkpoint of every run (rank 0's report)
                     "async_commit_wait_s": round(med(a, "ckpt_wait_s"), 5),
