@@ -20,6 +20,7 @@ import sys
 
 MANIFEST = "stale.list"  # the names make wrote
 
+
 def pids_after(last, count):
     """The next COUNT pids the kernel hands out, wrapping past pid_max."""
     with open("/proc/sys/kernel/pid_max") as f:
