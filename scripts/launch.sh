@@ -13,7 +13,8 @@
 # 10.1.0.0/16) picks the interface for MPI and runtime traffic (TCP).
 # FX_MPIEXEC_ARGS adds mpiexec options of your own (whitespace-separated).
 #
-# --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog SECONDS]:
+# --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog SECONDS]
+# [--probe-timeout SECONDS]:
 # run the job under scripts/supervise.py, which relaunches it on the live
 # hosts (plus the hostfile's last K hosts, kept spare) when hosts are lost;
 # -t then bounds every attempt together.
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     -t) t=${2:-}; t_from="-t"; shift 2 ;;
     --hostfile) hostfile=${2:-}; shift 2 ;;
     --supervise) supervise=1; shift ;;
-    --spare-hosts|--max-relaunches|--watchdog) sup_args+=("$1" "${2:-}"); shift 2 ;;
+    --spare-hosts|--max-relaunches|--watchdog|--probe-timeout) sup_args+=("$1" "${2:-}"); shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     -*) echo "fx run: unknown option '$1'" >&2; usage ;;

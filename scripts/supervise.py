@@ -2,7 +2,7 @@
 """fx supervisor: one job that finishes although hosts are lost.
 
     launch.sh --supervise [--spare-hosts K] [--max-relaunches R] [--watchdog S]
-              --hostfile FILE -n N [-s S] [-t T] [--] program [args...]
+              [--probe-timeout S] --hostfile FILE -n N [-s S] [-t T] [--] program [args...]
 
 Process failures are repaired online inside the job. A lost host is not:
 Open MPI 5's runtime ends the whole job when a node daemon dies, and a host
@@ -393,6 +393,8 @@ def main():
         if getattr(ours, name) < 0:
             raise SystemExit(f"fx supervise: --{name.replace('_', '-')} expects a non-negative integer, "
                              f"got {getattr(ours, name)}")
+    if not ours.probe_timeout > 0:
+        raise SystemExit(f"fx supervise: --probe-timeout expects seconds > 0, got {ours.probe_timeout}")
     all_hosts = read_hostfile(ours.hostfile)
     if ours.spare_hosts >= len(all_hosts):
         raise SystemExit(f"fx supervise: --spare-hosts {ours.spare_hosts} leaves no host to run on "
@@ -403,9 +405,11 @@ def main():
     # Every attempt's host list, job info and progress; removed at exit.
     workdir = tempfile.mkdtemp(prefix="fx-supervise.")
     atexit.register(shutil.rmtree, workdir, True)
-    report_path = os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
+    # An fx program names its report from every source (file, FX_*, --fx-set).
+    settings = program_settings(launch_args)
+    report_path = settings.get("report.path") or os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
     ranks = (int(launcher_option(launch_args, "-n", "0")), int(launcher_option(launch_args, "-s", "0")))
-    shrink = program_settings(launch_args).get("recovery.on_exhausted") == "shrink"
+    shrink = settings.get("recovery.on_exhausted") == "shrink"
     env = dict(os.environ)
     env.pop("FX_HOSTFILE", None)
 
@@ -507,6 +511,7 @@ def main():
         code = 3
     if report_path and os.path.exists(report_path):
         merge_report(report_path, attempts, relaunches, code)
+        say(f"report {report_path}: the last attempt's, with {len(attempts)} attempt(s) under supervisor:")
     say(f"{'finished' if code in (0, 3) else 'ended'} with exit {code} after {relaunches} relaunch(es), "
         f"{time.monotonic() - t0:.2f} s in all")
     sys.exit(code)

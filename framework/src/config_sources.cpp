@@ -297,10 +297,10 @@ namespace fx::detail {
 int print_launch(int argc, char** argv) {
   try {
     const Config c = load_config(argc, argv);
-    std::printf("detector.period_s %s\ndetector.timeout_s %s\nrecovery.on_exhausted %s\n",
+    std::printf("detector.period_s %s\ndetector.timeout_s %s\nrecovery.on_exhausted %s\nreport.path %s\n",
                 fmt::format("{}", c.detector.period_s).c_str(),
                 fmt::format("{}", c.detector.timeout_s).c_str(),
-                std::string(to_string(c.recovery.on_exhausted)).c_str());
+                std::string(to_string(c.recovery.on_exhausted)).c_str(), c.report_path.c_str());
   } catch (const ConfigError& e) {
     print_usage_error(e.what());
     return static_cast<int>(ExitCode::usage);

@@ -79,7 +79,9 @@ bool Runtime::init_world() {
 void Runtime::log_start() {
   report_.set_config(config_, logical_size(), config_.spares.count, members_.world_size());
   if (!args_.empty()) report_.set_app(args_[0].substr(args_[0].find_last_of('/') + 1));
-  for (const auto& note : config_.notes) log::warn("{}", note);
+  // The same on every process (each loaded the same sources): said once.
+  if (members_.world_rank() == 0)
+    for (const auto& note : config_.notes) log::warn("{}", note);
   if (!ulfm::active()) {
     log::warn(
         "fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "

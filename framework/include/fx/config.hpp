@@ -138,7 +138,7 @@ struct Config {
   std::string source;  // the YAML file, or "" when none
   // Extensions:
   std::map<std::string, ConfigOrigin> origins;  // canonical key -> where it was set
-  std::vector<std::string> notes;               // warnings for the runtime to log once (rank 0)
+  std::vector<std::string> notes;               // warnings for the runtime to log once (world rank 0)
   // Where `key` (canonical, e.g. "spares.count", "app.nx") was set.
   ConfigOrigin origin_of(const std::string& key) const;
 };
