@@ -120,6 +120,10 @@ void StoreAccess::agreed(DataStore& store, int facts) {
   store.impl_->repair_facts = FreshFacts{(facts & kNothing) != 0, (facts & kNotRestored) != 0};
 }
 
+int StoreAccess::buddy_distance_for(const std::vector<std::string>& hosts, int preferred) {
+  return choose_buddy_distance(hosts, preferred);
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- versions

@@ -68,6 +68,7 @@ bool Runtime::init_world() {
   comms_.start(members_.start(config_.spares));
   if (logical_rank() >= 0) store_->set_comm(app_comm());
   injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), members_.spare_ranks());
+  injector_.set_buddy_distance(placed_buddy_distance());
   watch_.post(world());
   members_.publish_identity();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while
@@ -514,7 +515,22 @@ void Runtime::take_roles(const RepairResult& res) {
   }
   std::vector<FailedProcess> injected;
   for (const auto& f : res.failed) injected.push_back({f.world_rank, f.logical});
-  injector_.on_repair(injected, iteration_);
+  injector_.on_repair(injected, iteration_);  // who died: counted as when they were killed
+  injector_.set_buddy_distance(placed_buddy_distance());
+}
+
+// The distance the store keeps buddy copies at on the current placement
+// (it moves them off a rank's own host), from the hosts every process knows.
+int Runtime::placed_buddy_distance() const {
+  const auto& memory = config_.checkpoint.memory;
+  std::vector<std::string> hosts(static_cast<std::size_t>(std::max(logical_size(), 0)));
+  for (const auto& m : members_.members())
+    if (m.logical >= 0 && m.logical < logical_size())
+      hosts[static_cast<std::size_t>(m.logical)] = members_.host(m.world_rank);
+  const int d = memory.scheme == MemoryScheme::buddy
+                    ? StoreAccess::buddy_distance_for(hosts, memory.buddy_distance)
+                    : 0;
+  return d > 0 ? d : memory.buddy_distance;
 }
 
 void Runtime::finish_job() {

@@ -119,6 +119,7 @@ class Runtime final : public RuntimeServices {
   void end_if_fatal(const RepairResult& res);
   void end_if_exhausted(const RepairResult& res);
   void take_roles(const RepairResult& res);
+  int placed_buddy_distance() const;
   void apply_lost_policy(const std::string& what);
   void on_lost_checkpoint();  // restore found nothing: policy
   Phase restore_phase() const { return recoveries_ > 0 ? Phase::restore : Phase::start_restore; }

@@ -56,6 +56,9 @@ class Injector {
   // died are marked fired everywhere: a recovered rank never re-kills itself.
   void on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration);
   const std::vector<InjectionSpec>& pending() const { return pending_; }
+  // The distance buddy-of counts with: the store's, which may differ from
+  // the configured one (set at start-up and after each repair, everywhere).
+  void set_buddy_distance(int d) { buddy_distance_ = d; }
 
   // Extensions.
   // The whole schedule as built at construction (repeats expanded, chaos

@@ -4,6 +4,9 @@
 // data-less restore() after a repair needs no collective of its own.
 #include <fx/data_store/store.hpp>
 
+#include <string>
+#include <vector>
+
 namespace fx::detail {
 
 struct StoreAccess {
@@ -18,6 +21,10 @@ struct StoreAccess {
   // start from them without its reduction when the rule holds on them,
   // else runs as without them. Used once; set_comm() and commit() drop it.
   static void agreed(DataStore& store, int facts);
+  // The buddy distance a buddy-scheme store keeps copies at on ranks placed
+  // on `hosts` (by logical rank), `preferred` configured: what every
+  // process, spares included, can know without the store's exchange.
+  static int buddy_distance_for(const std::vector<std::string>& hosts, int preferred);
 };
 
 }  // namespace fx::detail
