@@ -68,7 +68,8 @@ bool Runtime::init_world() {
   comms_.start(members_.start(config_.spares));
   if (logical_rank() >= 0) store_->set_comm(app_comm());
   injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), members_.spare_ranks());
-  injector_.set_buddy_distance(placed_buddy_distance());
+  if (injector_.armed())
+    injector_.set_buddy_distance(placed_buddy_distance());  // runs without injections skip it
   watch_.post(world());
   members_.publish_identity();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while
@@ -516,7 +517,7 @@ void Runtime::take_roles(const RepairResult& res) {
   std::vector<FailedProcess> injected;
   for (const auto& f : res.failed) injected.push_back({f.world_rank, f.logical});
   injector_.on_repair(injected, iteration_);  // who died: counted as when they were killed
-  injector_.set_buddy_distance(placed_buddy_distance());
+  if (injector_.armed()) injector_.set_buddy_distance(placed_buddy_distance());
 }
 
 // The distance the store keeps buddy copies at on the current placement
