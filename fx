@@ -18,6 +18,8 @@ usage: ./fx <command> [args]
                         several hosts; supervised: relaunched when hosts are lost)
   bench [names]         build, run the benchmarks, write YAML under bench/results/
   plot REPORT [PNG]     render a run report's timeline as a PNG
+  gpu-prepare KOKKOS_SOURCE   make .gpu/ for a GPU machine without network (docs/gpu.md)
+  gpu-check [--quick]   on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks
 TXT
 }
 
@@ -45,6 +47,8 @@ case "$cmd" in
   run) exec "$root/scripts/launch.sh" "$@" ;;
   bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
   plot) exec "$root/scripts/plot.sh" "$@" ;;
+  gpu-prepare) exec "$root/scripts/gpu_prepare.sh" "$@" ;;
+  gpu-check) exec "$root/scripts/gpu_check.sh" "$@" ;;
   help|-h|--help) usage ;;
   *) echo "fx: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
 esac

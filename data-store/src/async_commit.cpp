@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 
+#include "checksum.hpp"
 #include "store_impl.hpp"
 
 namespace fx {
@@ -15,10 +16,31 @@ using detail::Slot;
 
 namespace detail {
 
-void SnapshotCopier::start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image) {
+void SnapshotCopier::start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image,
+                           DeviceStaging* staging) {
   wait();
-  thread_ = std::thread(
-      [copies = std::move(copies), &info, image] { finish_pending_copies(copies, info, image, true); });
+  released_ = false;
+  done_ = false;
+  thread_ = std::thread([this, copies = std::move(copies), &info, image, staging] {
+    std::vector<PendingCopy> host, staged;
+    for (const auto& c : copies) (c.staged ? staged : host).push_back(c);
+    // Beside the app's step (which may rewrite ghost layers): hash the copy.
+    for (const auto& c : host) *c.hash = copy_then_hash(c.dst, c.src, c.bytes);
+    if (!staged.empty()) staging->fence();  // the device copies have landed
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      released_ = true;
+    }
+    cv_.notify_all();
+    for (const auto& c : staged) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);  // the store's own bytes
+    write_header(info, image);
+    done_ = true;
+  });
+}
+
+void SnapshotCopier::wait_released() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [this] { return released_; });
 }
 
 void SnapshotCopier::wait() {
@@ -82,19 +104,30 @@ int complete(std::vector<MPI_Request>& rs, bool block, bool& done, std::vector<M
 
 }  // namespace
 
-void DataStore::Impl::finish_snapshot() {
+void DataStore::Impl::release_snapshot() {
   detail::AsyncCommit& a = *pending;
   Slot& s = *a.slot;
+  a.copier.wait_released();
+  if (!a.later.empty())
+    finish_pending_copies(std::exchange(a.later, {}), s.own_info, s.own.data(), false, &staging);
+}
+
+void DataStore::Impl::finish_snapshot() {
+  detail::AsyncCommit& a = *pending;
+  release_snapshot();
   a.copier.wait();
-  if (!a.later.empty()) finish_pending_copies(std::exchange(a.later, {}), s.own_info, s.own.data(), false);
-  if (!a.snapshot_done) s.own_ok = a.packed;
+  if (!a.snapshot_done) a.slot->own_ok = a.packed;
   a.snapshot_done = true;
 }
 
 bool DataStore::Impl::advance_exchange(bool block) {
   detail::AsyncCommit& a = *pending;
   Slot& s = *a.slot;
-  // The snapshot ends with the app's next step, whatever the exchange does.
+  // The app's members are released with its next step, whatever the
+  // exchange does; device members' bytes may still be on their way into
+  // the image then (the exchange waits for them).
+  release_snapshot();
+  if (!block && !a.copier.finished()) return false;
   finish_snapshot();
   bool done = false;
   if (!a.sizes_done) {

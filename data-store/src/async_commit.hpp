@@ -11,7 +11,10 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,18 +26,27 @@ namespace fx::detail {
 struct Slot;
 
 // Copies and hashes members into an image on a thread of its own (no MPI
-// there), then writes the image's header.
+// there), then writes the image's header. The host members first; then,
+// once the device members' copies have landed in pinned memory, the app
+// may write its members again (released); the pinned bytes are copied into
+// the image after that, beside the app's following steps.
 class SnapshotCopier {
  public:
   SnapshotCopier() = default;
   SnapshotCopier(const SnapshotCopier&) = delete;
   SnapshotCopier& operator=(const SnapshotCopier&) = delete;
   ~SnapshotCopier() { wait(); }
-  void start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image);
-  void wait();  // until done (at once when idle)
+  void start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image, DeviceStaging* staging);
+  void wait_released();            // until the app's members are free (at once when idle)
+  bool finished() const { return done_; }  // the image is complete (or nothing started)
+  void wait();                     // until done (at once when idle)
 
  private:
   std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool released_ = true;
+  std::atomic<bool> done_{true};
 };
 
 struct AsyncCommit {

@@ -190,7 +190,7 @@ bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
   // Members are loaded only once every rank has read its file.
   if (comm.allreduce(ok, MPI_MIN) != 1) return false;
   try {
-    detail::unpack_image(slot.own_info, slot.own.data(), members, dir.string());
+    detail::unpack_image(slot.own_info, slot.own.data(), members, dir.string(), &staging);
   } catch (const CheckpointError& e) {
     ok = 0;
     log::warn("{}", e.what());

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "checksum.hpp"
+#include "device_staging.hpp"
 
 namespace fx::detail {
 namespace {
@@ -148,14 +149,29 @@ void write_header(const ImageInfo& info, std::byte* image) {
 }
 
 std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                                        bool defer) {
-  std::vector<PendingCopy> later;
+                                        bool defer, DeviceStaging* staging) {
+  std::vector<PendingCopy> later, staged_now;
   std::byte* payload = image + info.payload_offset;
+  // Device members first: their copies to the host run while the host
+  // members are copied here.
+  bool device = false;
+  for (const auto& m : members) device = device || (staging && m.to_host && m.bytes > 0);
+  if (device) DeviceStaging::after_app_kernels();
+  for (std::size_t i = 0; device && i < members.size(); ++i) {
+    const Member& m = members[i];
+    if (!m.to_host || m.bytes == 0) continue;
+    std::byte* pinned = staging->buffer(i, m.bytes);
+    m.to_host(staging->space(), pinned);
+    const PendingCopy c{payload + info.members[i].offset, pinned, m.bytes, &info.members[i].hash, true};
+    (defer && m.snapshot == Snapshot::during_next_step ? later : staged_now).push_back(c);
+  }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Member& m = members[i];
     MemberRecord& r = info.members[i];
     std::byte* dst = payload + r.offset;
-    if (m.host && defer && m.snapshot == Snapshot::during_next_step) {
+    if (device && m.to_host && m.bytes > 0) {
+      // staged above
+    } else if (m.host && defer && m.snapshot == Snapshot::during_next_step) {
       later.push_back({dst, m.host(), m.bytes, &r.hash});  // the memory the member names now
     } else if (m.host) {
       r.hash = copy_and_hash(dst, m.host(), m.bytes);
@@ -167,19 +183,30 @@ std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, Imag
         i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
     std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
   }
+  if (!staged_now.empty()) {
+    staging->fence();
+    for (const auto& c : staged_now) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);
+  }
   if (later.empty()) write_header(info, image);
   return later;
 }
 
 void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,
-                           bool concurrent) {
-  for (const auto& c : copies)
-    *c.hash = concurrent ? copy_then_hash(c.dst, c.src, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
+                           bool concurrent, DeviceStaging* staging) {
+  bool fenced = false;
+  for (const auto& c : copies) {
+    if (c.staged && !fenced) {
+      staging->fence();  // the device copies have landed
+      fenced = true;
+    }
+    // A staged copy's source is the store's own: nothing rewrites it.
+    *c.hash = concurrent && !c.staged ? copy_then_hash(c.dst, c.src, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
+  }
   write_header(info, image);
 }
 
-void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image) {
-  pack_image_now(members, info, image, false);
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image, DeviceStaging* staging) {
+  pack_image_now(members, info, image, false, staging);
 }
 
 ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what) {
@@ -251,19 +278,34 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
 }
 
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
-                  const std::string& what) {
+                  const std::string& what, DeviceStaging* staging) {
   check_compatible(info, members, what);
   const std::byte* payload = image + info.payload_offset;
+  bool staged = false;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto& r = info.members[i];
     const Member& m = members[i];
     const std::byte* src = payload + r.offset;
-    // Host members: verified while copying; others: verified first.
-    const std::uint64_t h = m.host ? copy_and_hash(m.host(), src, r.bytes) : hash_bytes(src, r.bytes);
-    if (h != r.hash)
+    // Host members: verified while copying; device members: verified while
+    // copied into pinned memory, then sent on (the next one's host copy
+    // overlaps that); others: verified first.
+    const bool via_pinned = staging && m.from_host && r.bytes > 0;
+    std::byte* pinned = via_pinned ? staging->buffer(i, r.bytes) : nullptr;
+    const std::uint64_t h = m.host     ? copy_and_hash(m.host(), src, r.bytes)
+                            : pinned ? copy_and_hash(pinned, src, r.bytes)
+                                     : hash_bytes(src, r.bytes);
+    if (h != r.hash) {
+      if (staged) staging->fence();
       FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
-    if (!m.host) m.load(src);
+    }
+    if (pinned) {
+      m.from_host(staging->space(), pinned);
+      staged = true;
+    } else if (!m.host) {
+      m.load(src);
+    }
   }
+  if (staged) staging->fence();  // the app's next kernels read the members
 }
 
 }  // namespace fx::detail

@@ -13,6 +13,8 @@
 
 namespace fx::detail {
 
+class DeviceStaging;
+
 constexpr std::uint32_t kImageFormat = 1;
 
 struct MemberRecord {
@@ -43,25 +45,31 @@ ImageInfo layout_image(const std::vector<Member>& members, std::int64_t iteratio
 // The same, for member records read from elsewhere (HDF5): offsets recomputed.
 void layout_records(ImageInfo& info);
 // Copy every member into `image` (info.total_bytes long), hashing on the
-// way, and write the header: info.members[i].hash is filled in.
-void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image);
+// way, and write the header: info.members[i].hash is filled in. Device
+// members go through `staging` (none: their synchronous save()).
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
+                DeviceStaging* staging = nullptr);
 // A member's copy into an image left for later (an asynchronous commit's
-// during_next_step members): `src` is the memory it named at the commit.
+// during_next_step members): `src` is the memory it named at the commit,
+// or (`staged`) the pinned buffer its device copy lands in, complete after
+// the staging's fence.
 struct PendingCopy {
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
   std::size_t bytes = 0;
   std::uint64_t* hash = nullptr;  // its MemberRecord's
+  bool staged = false;
 };
-// pack_image, except that with `defer` the host members marked
-// during_next_step are returned instead of copied; the header is written
-// when none is (else by finish_pending_copies, after them).
+// pack_image, except that with `defer` the members marked during_next_step
+// are returned instead of copied (device ones with their copy to the host
+// under way); the header is written when none is (else by
+// finish_pending_copies, after them).
 std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                                        bool defer);
+                                        bool defer, DeviceStaging* staging = nullptr);
 // `concurrent`: beside the app's step (which may rewrite ghost layers):
-// the copy is hashed, not the source.
+// the copy of a host member is hashed, not the source.
 void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,
-                           bool concurrent);
+                           bool concurrent, DeviceStaging* staging = nullptr);
 // Header + table into image[0, payload_offset).
 void write_header(const ImageInfo& info, std::byte* image);
 // Decode a header from the first `available` bytes; throws CheckpointError
@@ -72,8 +80,10 @@ void check_compatible(const ImageInfo& info, const std::vector<Member>& members,
 // Hash every member's bytes in the image against the table.
 void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what);
 // Verify and copy every member back into the application (one pass for
-// host members). Throws CheckpointError on a checksum mismatch.
+// host members; device members through `staging`'s pinned buffers, copied
+// and checked there, then on to the device). Throws CheckpointError on a
+// checksum mismatch.
 void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
-                  const std::string& what);
+                  const std::string& what, DeviceStaging* staging = nullptr);
 
 }  // namespace fx::detail

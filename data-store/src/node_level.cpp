@@ -424,7 +424,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
                fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
                            slot->own_info.rank, slot->own_info.size));
     }
-    detail::unpack_image(slot->own_info, slot->own.data(), members, what);
+    detail::unpack_image(slot->own_info, slot->own.data(), members, what, &staging);
   } catch (const CheckpointError& e) {
     log::warn("{}", e.what());
     ok = false;

@@ -146,7 +146,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
     Transfer t(comm, orphans);
     detail::Pull pull = pull_buddy(plan, t, mine);
     if (me.source == Source::own) {
-      checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what); });
+      checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging); });
       if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
     }
     if (!verify_sent(plan)) ok = false;
@@ -166,7 +166,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
         }
         mine->sequence = mine->own_info.sequence;
       }
-      detail::unpack_image(mine->own_info, mine->own.data(), members, what);
+      detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging);
       mine->own_ok = true;
     });
   }
@@ -262,15 +262,21 @@ detail::Pull DataStore::Impl::post_member_pulls(Slot& s, const detail::RankPlan&
   for (std::size_t i = 0; i < pull.info.members.size(); ++i) {
     const auto& rec = pull.info.members[i];
     if (rec.bytes == 0) continue;
-    const bool into_app = pull.compatible && members[i].host;
-    t.recv(into_app ? static_cast<std::byte*>(members[i].host()) : payload + rec.offset, rec.bytes, me.holder,
-           detail::kTagPull);
+    // Host members straight into the app, device members into pinned
+    // memory, whence finish_pull sends them to the device.
+    const Member& m = members[i];
+    std::byte* dst = !pull.compatible ? payload + rec.offset
+                     : m.host         ? m.host()
+                     : m.from_host    ? staging.buffer(i, rec.bytes)
+                                      : payload + rec.offset;
+    t.recv(dst, rec.bytes, me.holder, detail::kTagPull);
   }
   return pull;
 }
 
-// After the member messages: the members without host memory load from the
-// slot (checked here); the others were checked by the holder.
+// After the member messages: device members go from their pinned buffers
+// to the device, members without either load from the slot (checked here);
+// the holder checked what it sent into host and pinned memory.
 void DataStore::Impl::finish_pull(const detail::Pull& pull, Slot& s, const std::string& what) {
   if (!pull.error.empty()) FX_THROW(CheckpointError, pull.error);
   const detail::ImageInfo& info = pull.info;
@@ -278,8 +284,17 @@ void DataStore::Impl::finish_pull(const detail::Pull& pull, Slot& s, const std::
     FX_THROW(CheckpointError,
              fmt::format("{}: holds iteration {} of rank {}", what, info.iteration, info.rank));
   }
+  bool staged = false;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    if (members[i].host) continue;
+    const auto& rec = info.members[i];
+    if (members[i].from_host && rec.bytes > 0) {
+      members[i].from_host(staging.space(), staging.buffer(i, rec.bytes));
+      staged = true;
+    }
+  }
+  if (staged) staging.fence();  // the app's next kernels read them
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].host || members[i].from_host) continue;
     const auto& rec = info.members[i];
     const std::byte* src = s.own.data() + info.payload_offset + rec.offset;
     if (detail::hash_bytes(src, rec.bytes) != rec.hash)

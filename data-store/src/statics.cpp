@@ -110,7 +110,10 @@ std::uint64_t DataStore::Impl::run_static_streams(std::vector<Stream>& streams) 
   for (const auto& s : streams) {
     if (s.to != r) continue;
     received += total(s.sizes);
-    if (s.owner == r) sc.own = true;
+    if (s.owner != r) continue;
+    sc.own = true;
+    for (std::size_t i = 0; i < statics.size(); ++i)  // device members: on to the device
+      if (s.sizes[i] > 0 && statics[i].loaded) statics[i].loaded();
   }
   if (in.owner >= 0) install_held(in);
   return received;

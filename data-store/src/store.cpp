@@ -551,6 +551,7 @@ void DataStore::commit(std::int64_t iteration) {
   s.sequence = im.sequence + 1;
   s.size = n;
   const bool async = im.async_due(s.sequence);
+  im.staging.take_waited_seconds();  // counted from here (a sync commit's device copies)
   // A member that cannot be saved must not leave the other ranks waiting:
   // the failure travels with the exchange and the agreement.
   std::string error;
@@ -559,7 +560,7 @@ void DataStore::commit(std::int64_t iteration) {
   try {
     s.own_info = detail::layout_image(members_, iteration, s.sequence, r, n);
     s.own.reset(s.own_info.total_bytes);
-    later = detail::pack_image_now(members_, s.own_info, s.own.data(), async);
+    later = detail::pack_image_now(members_, s.own_info, s.own.data(), async, &im.staging);
     s.own_ok = !async;
   } catch (const Error& e) {
     error = e.what();
@@ -578,7 +579,7 @@ void DataStore::commit(std::int64_t iteration) {
     a->stats.static_bytes_sent = static_sent;
     a->stats.async = true;
     if (!later.empty() && im.copier_thread())
-      a->copier.start(std::move(later), s.own_info, s.own.data());
+      a->copier.start(std::move(later), s.own_info, s.own.data(), &im.staging);
     else
       a->later = std::move(later);
     im.pending = std::move(a);
@@ -607,6 +608,7 @@ void DataStore::commit(std::int64_t iteration) {
   const double t1 = now();
 
   CheckpointStats st;
+  st.device_seconds = im.staging.take_waited_seconds();
   st.level = CheckpointLevel::memory;
   st.iteration = iteration;
   st.bytes = bytes();
@@ -640,6 +642,7 @@ std::optional<std::int64_t> DataStore::restore() {
   const int r = comm_.rank();
   im.stored_prior.reset();
   im.resize_from_storage = false;
+  im.staging.take_waited_seconds();  // counted from here
 
   // Everyone's inventory (and host, for the buddy placement), so that every
   // rank computes the same plan, whatever it knew before; skipped when no
@@ -666,6 +669,7 @@ std::optional<std::int64_t> DataStore::restore() {
   // Every return records its statistics; only a restore that returned has
   // read storage (the fresh rule of plan_without_exchange relies on it).
   auto conclude = [&] {
+    st.device_seconds = im.staging.take_waited_seconds();
     im.restore_stats = st;
     im.restored_before = true;
   };

@@ -14,6 +14,7 @@
 
 #include "async_commit.hpp"
 #include "buffer.hpp"
+#include "device_staging.hpp"
 #include "hdf5_plugin.hpp"
 #include "image.hpp"
 #include "manifest.hpp"
@@ -190,6 +191,9 @@ struct DataStore::Impl {
   const std::vector<Member>& members;
   const std::vector<StaticMember>& statics;
   detail::StaticCopies sc;
+  // Device members' pinned buffers and copy stream; before `pending`, whose
+  // copier may still wait on it while it is destroyed.
+  detail::DeviceStaging staging;
 
   std::vector<std::unique_ptr<detail::Slot>> versions;  // oldest first
   std::vector<std::unique_ptr<detail::Slot>> pool;      // retired; buffers reused
@@ -256,8 +260,10 @@ struct DataStore::Impl {
   bool async_due(std::int64_t sequence) const;     // this version's commit may run in the background
   // Post `pending`'s size exchange (its snapshot taken or on the copier).
   void post_async();
-  // Its snapshot: the copier joined, the step-end copies made, own_ok set.
-  void finish_snapshot();
+  // The app's next step has ended: the members it may write again are
+  // copied (host) or landed in pinned memory (device).
+  void release_snapshot();
+  void finish_snapshot();  // the copier joined, the step-end copies made, own_ok set
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
   // Move `pending` on without waiting for peers (`block`: until it is

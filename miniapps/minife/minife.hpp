@@ -420,32 +420,51 @@ template <class Comm>
 class Halo {
  public:
   Halo() = default;
-  explicit Halo(const Problem& a) : a_(&a), buf_("minife_halo_send", a.send_idx.extent(0)) {}
+  explicit Halo(const Problem& a)
+      : a_(&a),
+        buf_("minife_halo_send", a.send_idx.extent(0)),
+        ghosts_("minife_halo_recv", static_cast<std::size_t>(a.n_ghost)) {
+    // MPI reads and writes host memory (this MPI is not CUDA-aware); on a
+    // host backend the mirrors are the buffers themselves.
+    buf_host_ = Kokkos::create_mirror_view(buf_);
+    ghosts_host_ = Kokkos::create_mirror_view(ghosts_);
+  }
 
   void exchange(const Comm& comm, const Vector& x) {
     const Problem& a = *a_;
+    // Ghosts land straight in x where x is host memory, else in a mirror.
+    const bool direct = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Vector::memory_space>::accessible;
+    double* ghosts = direct ? x.data() + a.n_own : ghosts_host_.data();
     std::vector<request_t<Comm>> reqs;
     reqs.reserve(2 * a.neighbours.size());
     for (std::size_t k = 0; k < a.neighbours.size(); ++k)
-      reqs.push_back(comm.irecv(x.data() + a.n_own + a.recv_ptr[k],
+      reqs.push_back(comm.irecv(ghosts + a.recv_ptr[k],
                                 static_cast<std::size_t>(a.recv_ptr[k + 1] - a.recv_ptr[k]), a.neighbours[k],
                                 0));
     const auto idx = a.send_idx;
     const auto buf = buf_;
+    const Kokkos::DefaultExecutionSpace space;  // the app's own instance (see fence_own)
     Kokkos::parallel_for(
-        "minife::halo_pack", Kokkos::RangePolicy<>(0, idx.extent(0)),
+        "minife::halo_pack", Kokkos::RangePolicy<>(space, 0, idx.extent(0)),
         KOKKOS_LAMBDA(const std::size_t k) { buf(k) = x(idx(k)); });
-    Kokkos::fence();
+    if (buf_host_.data() != buf_.data()) Kokkos::deep_copy(space, buf_host_, buf_);
+    space.fence();
     for (std::size_t k = 0; k < a.neighbours.size(); ++k)
-      reqs.push_back(comm.isend(buf_.data() + a.send_ptr[k],
+      reqs.push_back(comm.isend(buf_host_.data() + a.send_ptr[k],
                                 static_cast<std::size_t>(a.send_ptr[k + 1] - a.send_ptr[k]), a.neighbours[k],
                                 0));
     comm.wait_all(reqs);
+    if (!direct && a.n_ghost > 0) {
+      const auto range = std::pair<std::int64_t, std::int64_t>(a.n_own, a.n_own + a.n_ghost);
+      Kokkos::deep_copy(space, Kokkos::subview(x, range), ghosts_host_);
+      space.fence();
+    }
   }
 
  private:
   const Problem* a_ = nullptr;
-  Vector buf_;
+  Vector buf_, ghosts_;
+  Vector::HostMirror buf_host_, ghosts_host_;
 };
 
 // sum_i x(i) y(i) over the owned entries, in a fixed order, then across
@@ -627,7 +646,7 @@ class Cg {
     double t = wtime();
     halo_.exchange(comm, p_vec_);
     spmv(a_, p_vec_, ap_);
-    Kokkos::fence();
+    fence_own();
     t = lap(times_.matvec, t);
     const double alpha = rr_ / dot(comm, a_.n_own, p_vec_, ap_);
     t = lap(times_.dot, t);
@@ -638,7 +657,7 @@ class Cg {
           x(i) += alpha * p(i);
           r(i) -= alpha * ap(i);
         });
-    Kokkos::fence();
+    fence_own();
     t = lap(times_.waxpby, t);
     const double rr_new = dot(comm, a_.n_own, r_, r_);
     t = lap(times_.dot, t);
@@ -646,7 +665,7 @@ class Cg {
     Kokkos::parallel_for(
         "minife::update_p", Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, a_.n_own),
         KOKKOS_LAMBDA(const std::int64_t i) { p(i) = r(i) + beta * p(i); });
-    Kokkos::fence();
+    fence_own();
     lap(times_.waxpby, t);
     rr_ = rr_new;
     ++iteration_;

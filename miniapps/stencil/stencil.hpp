@@ -129,6 +129,10 @@ class Halo {
       const std::int64_t e0 = d == 0 ? b.n(1) : b.n(0), e1 = d == 2 ? b.n(1) : b.n(2);
       send_[f] = Face("stencil_halo_send", e0, e1);
       recv_[f] = Face("stencil_halo_recv", e0, e1);
+      // MPI reads and writes host memory (this MPI is not CUDA-aware); on
+      // a host backend the mirrors are the faces themselves.
+      send_host_[f] = Kokkos::create_mirror_view(send_[f]);
+      recv_host_[f] = Kokkos::create_mirror_view(recv_[f]);
     }
   }
 
@@ -140,16 +144,22 @@ class Halo {
     // the neighbour's opposite face f ^ 1.
     for (int f = 0; f < 6; ++f)
       if (b_.neighbour[f] >= 0)
-        reqs.push_back(comm.irecv(recv_[f].data(), recv_[f].span(), b_.neighbour[f], f ^ 1));
+        reqs.push_back(comm.irecv(recv_host_[f].data(), recv_host_[f].span(), b_.neighbour[f], f ^ 1));
+    const Kokkos::DefaultExecutionSpace space;  // the app's own instance (see fence_own)
     for (int f = 0; f < 6; ++f) {
       if (b_.neighbour[f] < 0) continue;
-      Kokkos::deep_copy(send_[f], face(u, f, false));
-      Kokkos::fence();
-      reqs.push_back(comm.isend(send_[f].data(), send_[f].span(), b_.neighbour[f], f));
+      Kokkos::deep_copy(space, send_[f], face(u, f, false));
+      if (send_host_[f].data() != send_[f].data()) Kokkos::deep_copy(space, send_host_[f], send_[f]);
+      space.fence();
+      reqs.push_back(comm.isend(send_host_[f].data(), send_host_[f].span(), b_.neighbour[f], f));
     }
     comm.wait_all(reqs);
-    for (int f = 0; f < 6; ++f)
-      if (b_.neighbour[f] >= 0) Kokkos::deep_copy(face(u, f, true), recv_[f]);
+    for (int f = 0; f < 6; ++f) {
+      if (b_.neighbour[f] < 0) continue;
+      if (recv_host_[f].data() != recv_[f].data()) Kokkos::deep_copy(space, recv_[f], recv_host_[f]);
+      Kokkos::deep_copy(space, face(u, f, true), recv_[f]);
+    }
+    space.fence();
   }
 
  private:
@@ -169,6 +179,7 @@ class Halo {
 
   Block b_;
   std::array<Face, 6> send_, recv_;
+  std::array<Face::HostMirror, 6> send_host_, recv_host_;
 };
 
 // out = mean of in's six neighbours on every interior point. With
@@ -218,22 +229,27 @@ inline double local_sum_sq(const Field& u, const Block& b) {
         for (std::int64_t k = 1; k <= nz; ++k) s += u(i, j, k) * u(i, j, k);
         sq(i - 1, j - 1) = s;
       });
-  return sum_in_order(Kokkos::View<double*, Kokkos::MemoryUnmanaged>(sq.data(), sq.span()));
+  return sum_in_order(flat(sq));
 }
 
 // A bitwise fingerprint of the interior that does not depend on the
 // decomposition: the wrap-around sum over points of xxHash3(value bits,
 // seed = global point index). Integer addition is exact and commutative,
 // so any split of the grid and any reduction order give the same value.
-inline std::uint64_t local_checksum(const Field& u, const Block& b) {
+// Computed on the host (xxHash is host code), on a copy of the field where
+// it lives elsewhere, so CPU and GPU builds print comparable checksums.
+inline std::uint64_t local_checksum(const Field& device_u, const Block& b) {
+  const auto u = Kokkos::create_mirror_view(device_u);
+  copy_own(u, device_u);
   const std::int64_t nx = b.n(0), ny = b.n(1), nz = b.n(2);
   const std::int64_t x0 = b.box.lo[0], y0 = b.box.lo[1], z0 = b.box.lo[2];
   const std::int64_t gy = b.decomp.global()[1], gz = b.decomp.global()[2];
-  using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<std::int64_t>>;
+  using Policy = Kokkos::MDRangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::Rank<3>,
+                                       Kokkos::IndexType<std::int64_t>>;
   std::uint64_t sum = 0;
   Kokkos::parallel_reduce(
       "stencil::checksum", Policy({1, 1, 1}, {nx + 1, ny + 1, nz + 1}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j, const std::int64_t k, std::uint64_t& acc) {
+      [=](const std::int64_t i, const std::int64_t j, const std::int64_t k, std::uint64_t& acc) {
         const double v = u(i, j, k);
         std::uint64_t bits;
         std::memcpy(&bits, &v, sizeof bits);
@@ -299,10 +315,9 @@ class Solver {
     const std::int64_t it = iteration_ + 1;
     const bool measure = it % p_.residual_every == 0 || it == p_.iterations;
     jacobi_sweep(u_, v_, b_, measure ? &line_sq_ : nullptr);
-    Kokkos::fence();
+    fence_own();
     if (measure) {
-      const double local =
-          sum_in_order(Kokkos::View<double*, Kokkos::MemoryUnmanaged>(line_sq_.data(), line_sq_.span()));
+      const double local = sum_in_order(flat(line_sq_));
       residual_ = std::sqrt(ordered_allreduce_sum(comm, local));
     }
     std::swap(u_, v_);

@@ -332,6 +332,94 @@ TEST(DataStoreBuddy, FreshRankGetsALargeMemberStraightIntoItsMemory) {
   EXPECT_TRUE(all_true(*big == want));
 }
 
+// Members in the default memory space: device memory on a GPU build
+// (make_member's staged path), the same path forced on a host build. A
+// recruited rank receives its buddy's copy into pinned memory, whence it
+// goes to the device; an asynchronous commit copies them on the store's own
+// instance beside the next step; survivors restore through pinned memory.
+struct DeviceState {
+  static constexpr bool kOnDevice =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  int rank;
+  Kokkos::View<double**> field;
+  Kokkos::View<std::int64_t*, Kokkos::LayoutLeft> ids;
+  explicit DeviceState(int r) : rank(r), field("field", 300 + 7 * r, 33), ids("ids", 1000 + r) {}
+  template <class V>
+  static fx::Member member(const std::string& name, const V& v) {
+    if constexpr (kOnDevice) return fx::make_member(name, v);
+    return fx::detail::staged_member(name, v, [v]() -> const V& { return v; });
+  }
+  void add_to(fx::DataStore& s) {
+    s.add_member(member("field", field));
+    s.add_member(member("ids", ids));
+    s.set_snapshot("field", fx::Snapshot::during_next_step);
+  }
+  void fill(std::int64_t it) {
+    const auto f = field;
+    const auto d = ids;
+    const double base = rank * 1e6 + static_cast<double>(it) * 1e3;
+    Kokkos::parallel_for(
+        "fill", static_cast<int>(f.extent(0)), KOKKOS_LAMBDA(const int i) {
+          for (int j = 0; j < 33; ++j) f(i, j) = base + i * 0.5 + j * 1e-3;
+        });
+    const std::int64_t key = it * 100000 + rank;
+    Kokkos::parallel_for(
+        "fill", static_cast<int>(d.extent(0)), KOKKOS_LAMBDA(const int i) { d(i) = key * 7 + i; });
+    Kokkos::fence();
+  }
+  bool matches(std::int64_t it) const {
+    DeviceState ref(rank);
+    ref.fill(it);
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+    auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ref.field);
+    auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ids);
+    auto e = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ref.ids);
+    return std::memcmp(a.data(), b.data(), a.span() * sizeof(double)) == 0 &&
+           std::memcmp(c.data(), e.data(), c.span() * sizeof(std::int64_t)) == 0;
+  }
+};
+
+class DataStoreDevice : public ::testing::TestWithParam<fx::SnapshotCopier> {};
+
+TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a buddy";
+  for (const bool async : {false, true}) {
+    fx::CheckpointConfig cfg = async ? memory_async() : memory_only();
+    cfg.memory.copier = GetParam();
+    auto state = std::make_unique<DeviceState>(r);
+    auto store = std::make_unique<fx::DataStore>(cfg);
+    store->set_comm(comm);
+    state->add_to(*store);
+    state->fill(6);
+    store->commit(6);
+    store->progress();  // the next step's end: the device copy has landed
+    state->fill(7);     // the step after it rewrites the members
+    store->flush();
+    EXPECT_EQ(store->committed_iteration(), 6);
+    const int victim = async ? n - 1 : 1;
+    if (r == victim) {  // a recruited spare: fresh device memory, a new store
+      store.reset();
+      state = std::make_unique<DeviceState>(r);
+      store = std::make_unique<fx::DataStore>(cfg);
+      state->add_to(*store);
+    }
+    store->set_comm(comm);
+    EXPECT_EQ(store->restore(), 6);
+    EXPECT_TRUE(all_true(state->matches(6))) << (async ? "async" : "sync");
+    // The restored rank checkpoints again from its new memory.
+    state->fill(8);
+    store->commit(8);
+    store->flush();
+    EXPECT_EQ(store->committed_iteration(), 8);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Copiers, DataStoreDevice,
+                         ::testing::Values(fx::SnapshotCopier::thread, fx::SnapshotCopier::step_end),
+                         [](const auto& p) { return std::string(fx::to_string(p.param)); });
+
 TEST(DataStoreBuddy, DepthAndAFailedCommitKeepThePreviousVersion) {
   const fx::Comm comm = make_comm();
   const int r = comm.rank();

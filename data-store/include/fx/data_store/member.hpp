@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -28,6 +29,11 @@ namespace fx {
 // always copied at the commit.
 enum class Snapshot { at_commit, during_next_step };
 
+// The execution space the data store copies device members on: an
+// instance of its own (its own stream on a GPU), so a checkpoint's copy
+// overlaps the application's next kernels.
+using DeviceSpace = Kokkos::DefaultExecutionSpace;
+
 struct Member {
   std::string name;
   std::string type;                  // "float64", "int32", "uint8", "bytes16", ...
@@ -40,6 +46,13 @@ struct Member {
   // each use (a std::vector may have moved). Lets the store copy and hash in
   // one pass and receive a restore straight into application memory.
   std::function<std::byte*()> host;
+  // Set for a member the host cannot read in place (a contiguous device
+  // View; `host` is then empty): enqueue the copy of the member into `out`
+  // (bytes long, host memory), or out of `in` into the member, on `space`;
+  // the copy is complete after space.fence(). The store passes pinned
+  // staging memory of its own.
+  std::function<void(const DeviceSpace& space, std::byte* out)> to_host;
+  std::function<void(const DeviceSpace& space, const std::byte* in)> from_host;
   Snapshot snapshot = Snapshot::at_commit;
 };
 
@@ -75,6 +88,56 @@ Member host_member(std::string name, std::string type, std::vector<std::size_t> 
                    std::size_t bytes, std::function<std::byte*()> host);
 
 [[noreturn]] void throw_resized(const std::string& name, std::size_t registered, std::size_t now);
+
+template <class V>
+constexpr bool dense_layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
+                              std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
+
+// An unmanaged host View of V's type and layout over `p`.
+template <class V>
+auto host_alias(const V& view, const std::byte* p) {
+  using T = typename V::non_const_value_type;
+  using H = Kokkos::View<typename V::non_const_data_type, typename V::array_layout, Kokkos::HostSpace,
+                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  return H(reinterpret_cast<T*>(const_cast<std::byte*>(p)), view.layout());
+}
+
+// A dense View copied through host memory on an execution-space instance
+// (make_member's path for device Views; tests force it on host Views).
+// `current` returns the View to copy at each use. The copies are
+// asynchronous on the instance they are given; save/load (TryBlocks, fault
+// injection) complete at once, on an instance of their own.
+template <class V, class Current>
+Member staged_member(const std::string& name, const V& view, Current current) {
+  static_assert(dense_layout<V>, "staged members are LayoutRight or LayoutLeft");
+  using T = typename V::non_const_value_type;
+  Member m;
+  m.name = name;
+  m.type = type_name<T>();
+  for (unsigned r = 0; r < static_cast<unsigned>(V::rank); ++r) m.extents.push_back(view.extent(r));
+  m.layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
+  m.bytes = view.size() * sizeof(T);
+  m.to_host = [current](const DeviceSpace& space, std::byte* out) {
+    const V& v = current();
+    Kokkos::deep_copy(space, host_alias(v, out), v);
+  };
+  m.from_host = [current](const DeviceSpace& space, const std::byte* in) {
+    const V& v = current();
+    Kokkos::deep_copy(space, v, host_alias(v, in));
+  };
+  m.save = [to = m.to_host](std::byte* out) {
+    const DeviceSpace space;
+    space.fence();  // the app's kernels that wrote the View
+    to(space, out);
+    space.fence();
+  };
+  m.load = [from = m.from_host](const std::byte* in) {
+    const DeviceSpace space;
+    from(space, in);
+    space.fence();
+  };
+  return m;
+}
 
 }  // namespace detail
 
@@ -115,10 +178,14 @@ Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   const std::size_t bytes = view.size() * sizeof(T);
   constexpr bool host_ok =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
-  if (host_ok && view.span_is_contiguous() && view.span() == view.size()) {
+  const bool dense = view.span_is_contiguous() && view.span() == view.size();
+  if (host_ok && dense) {
     const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
     return detail::host_member(name, detail::type_name<T>(), std::move(ext), layout, bytes,
                                [view] { return reinterpret_cast<std::byte*>(view.data()); });
+  }
+  if constexpr (!host_ok && detail::dense_layout<V>) {
+    if (dense) return detail::staged_member(name, view, [view]() -> const V& { return view; });
   }
   using Host = Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutRight, Kokkos::HostSpace>;
   auto staging = [view] {
@@ -184,12 +251,14 @@ Member make_member(const std::string& name, Followed<V> followed) {
   };
   constexpr bool host_ok =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
-  constexpr bool dense = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
-                         std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
+  constexpr bool dense = detail::dense_layout<V>;
   if constexpr (host_ok && dense) {
     const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
     return detail::host_member(name, detail::type_name<T>(), std::move(ext), layout, bytes,
                                [current] { return reinterpret_cast<std::byte*>(current().data()); });
+  } else if constexpr (dense) {
+    // Device memory: copied through the store's pinned staging memory.
+    return detail::staged_member(name, *p, current);
   } else {
     // Device or strided: through a copy of whatever View is current.
     Member m = make_member(name, *p);
@@ -210,6 +279,7 @@ struct StaticMember {
   std::function<std::pair<std::byte*, std::size_t>()> contents;  // where, how many bytes now
   std::function<std::byte*(std::size_t)> resize;  // room for n bytes (a whole number of elements)
   std::size_t element = 1;                        // bytes per element
+  std::function<void()> loaded;                   // optional: after a restore filled resize()'s room
 };
 
 template <class T>
@@ -223,27 +293,56 @@ StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
             p->resize(n / sizeof(T));
             return reinterpret_cast<std::byte*>(p->data());
           },
-          sizeof(T)};
+          sizeof(T),
+          {}};
 }
 
-// A one-dimensional host-accessible View, by handle: a restore reallocates it.
+// A one-dimensional View, by handle: a restore reallocates it. A View the
+// host cannot read (device memory) keeps a host copy beside it, made at its
+// first publication (its contents never change while registered) and
+// written back to the device by `loaded` after a restore.
 template <class T, class... P>
 StaticMember make_static_member(const std::string& name, Kokkos::View<T*, P...>& view) {
   using V = Kokkos::View<T*, P...>;
   static_assert(std::is_trivially_copyable_v<T> && !std::is_const_v<T>,
                 "static members must be trivially copyable");
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible,
-                "static View members must be host accessible");
   static_assert(!std::is_same_v<typename V::array_layout, Kokkos::LayoutStride>,
                 "static View members are contiguous");
   V* p = &view;
-  return {name,
-          [p] { return std::make_pair(reinterpret_cast<std::byte*>(p->data()), p->size() * sizeof(T)); },
-          [p](std::size_t n) {
-            *p = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, p->label()), n / sizeof(T));
-            return reinterpret_cast<std::byte*>(p->data());
-          },
-          sizeof(T)};
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible) {
+    return {name,
+            [p] { return std::make_pair(reinterpret_cast<std::byte*>(p->data()), p->size() * sizeof(T)); },
+            [p](std::size_t n) {
+              *p = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, p->label()), n / sizeof(T));
+              return reinterpret_cast<std::byte*>(p->data());
+            },
+            sizeof(T),
+            {}};
+  } else {
+    using Host = typename V::HostMirror;
+    struct Copy {
+      Host host;
+      const void* of = nullptr;  // the device allocation `host` mirrors
+    };
+    auto copy = std::make_shared<Copy>();
+    return {name,
+            [p, copy] {
+              if (copy->of != p->data() || copy->host.size() != p->size()) {
+                copy->host = Kokkos::create_mirror_view(*p);
+                Kokkos::deep_copy(copy->host, *p);
+                copy->of = p->data();
+              }
+              return std::make_pair(reinterpret_cast<std::byte*>(copy->host.data()), p->size() * sizeof(T));
+            },
+            [p, copy](std::size_t n) {
+              *p = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, p->label()), n / sizeof(T));
+              copy->host = Kokkos::create_mirror_view(*p);
+              copy->of = p->data();
+              return reinterpret_cast<std::byte*>(copy->host.data());
+            },
+            sizeof(T),
+            [p, copy] { Kokkos::deep_copy(*p, copy->host); }};
+  }
 }
 
 }  // namespace fx

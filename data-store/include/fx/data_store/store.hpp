@@ -50,6 +50,10 @@ struct CheckpointStats {
   std::uint64_t static_bytes_sent = 0;
   std::uint64_t static_bytes_received = 0;
   int old_size = 0;  // restore_resized: the rank count that wrote the version (else 0)
+  // Device members (Views in GPU memory): the time the call waited for
+  // their copies between the store's pinned memory and the device (restore:
+  // host to device; a synchronous commit: device to host). 0 without them.
+  double device_seconds = 0;
   // restore() at a cold start that found nothing written by this number of
   // ranks, but a complete version written by `other_size` ranks (node-local
   // or HDF5): restore_resized() brings it back (0: none).

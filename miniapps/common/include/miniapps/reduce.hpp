@@ -16,11 +16,33 @@
 
 namespace miniapps {
 
-// Sum of the entries of a host-accessible 1D view, left to right.
+// Kokkos rules for overlap with fx's checkpoint copies on a GPU: wait for
+// the app's own instance (a global Kokkos::fence(), and a deep_copy given no
+// instance, which fences globally first, also wait for the data store's
+// copies in flight on their own stream).
+inline void fence_own() { Kokkos::DefaultExecutionSpace().fence(); }
+
+// A View's elements as one unmanaged 1D View of the same memory space
+// (the View must be contiguous).
+template <class V>
+auto flat(const V& v) {
+  return Kokkos::View<typename V::value_type*, typename V::memory_space, Kokkos::MemoryUnmanaged>(v.data(),
+                                                                                                 v.span());
+}
+
+// Copy between Views of different memory spaces on the app's own instance.
+template <class D, class S>
+void copy_own(const D& dst, const S& src) {
+  const Kokkos::DefaultExecutionSpace space;
+  Kokkos::deep_copy(space, dst, src);
+  space.fence();
+}
+
+// Sum of the entries of a 1D view (any memory space), left to right.
 template <class View>
 double sum_in_order(const View& partials) {
   auto h = Kokkos::create_mirror_view(partials);
-  Kokkos::deep_copy(h, partials);
+  copy_own(h, partials);
   double s = 0.0;
   for (std::size_t i = 0; i < h.extent(0); ++i) s += h(i);
   return s;

