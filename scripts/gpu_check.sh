@@ -164,6 +164,10 @@ if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
   check build 420 build_fx  # on: the targets that built still run
 fi
 export FX_BUILD_DIR=$build
+if [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it found
+  kokkos_version=$(sed -n 's/^Kokkos_DIR:PATH=\(.*\)/\1/p' "$build/CMakeCache.txt" | xargs -I{} sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' {}/KokkosConfigVersion.cmake 2>/dev/null | head -1)
+  echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
+fi
 
 # ------------------------------------------------------------------ checks
 launch=$root/scripts/launch.sh
@@ -206,6 +210,7 @@ done
 bench() {  # ranks MiB
   check "bench_${1}r_${2}mib" 200 "$launch" -n "$1" -t 190 -- "$build/bench/device/device_bench" \
     --mib "$2" --reps 3 --step-ms 40
+  grep -h '^device: ' "$logs/bench_${1}r_${2}mib.log" 2>/dev/null | sed 's/^/    /'  # on the console too
 }
 if [ "$quick" -eq 1 ]; then
   bench 1 64; bench 4 64
@@ -213,20 +218,24 @@ else
   bench 1 1024; bench 4 1024
 fi
 
-# The stencil's failure-free overhead against its baseline (4 ranks,
-# checkpoints every 100 sweeps), alternated pairs.
+# The stencil's failure-free overhead against its baseline (4 ranks; fx
+# with a checkpoint every N sweeps for each N of FX_GPU_OVERHEAD_EVERY,
+# default "100 500"), FX_GPU_PAIRS (default 3) alternated rounds.
 if [ "$quick" -eq 1 ]; then grid=(--nx 64 --ny 64 --nz 64 --iterations 200); else
   grid=(--nx 512 --ny 512 --nz 512 --iterations 1000); fi
 overhead() {
-  local pair
-  for pair in 1 2 3; do
+  local pair every
+  for pair in $(seq "${FX_GPU_PAIRS:-3}"); do
     "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil_baseline" "${grid[@]}" --progress-every 0 \
       >"$logs/overhead_base_$pair.out" || return 1
-    "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil" "${grid[@]}" --progress-every 0 \
-      --fx-set checkpoint.memory.every=100 >"$logs/overhead_fx_$pair.out" || return 1
+    for every in ${FX_GPU_OVERHEAD_EVERY:-100 500}; do
+      "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil" "${grid[@]}" --progress-every 0 \
+        --fx-set checkpoint.memory.every="$every" >"$logs/overhead_fx_${every}_$pair.out" || return 1
+    done
   done
 }
 check overhead 300 overhead
+grep -H 'timing: solve_s' "$logs"/overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
 
 if [ "$quick" -eq 0 ]; then bench 1 4096; bench 4 4096; fi
 

@@ -26,12 +26,14 @@ void SnapshotCopier::start(std::vector<PendingCopy> copies, ImageInfo& info, std
     for (const auto& c : copies) (c.staged ? staged : host).push_back(c);
     // Beside the app's step (which may rewrite ghost layers): hash the copy.
     for (const auto& c : host) *c.hash = copy_then_hash(c.dst, c.src, c.bytes);
-    if (!staged.empty()) staging->fence();  // the device copies have landed
     {
+      // Device members were copied into snapshots of the store's before
+      // the commit returned: only the host members held the app back.
       const std::lock_guard<std::mutex> lock(mutex_);
       released_ = true;
     }
     cv_.notify_all();
+    if (!staged.empty()) staging->fence();  // the snapshots' copies to the host have landed
     for (const auto& c : staged) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);  // the store's own bytes
     write_header(info, image);
     done_ = true;

@@ -26,10 +26,11 @@ namespace fx::detail {
 struct Slot;
 
 // Copies and hashes members into an image on a thread of its own (no MPI
-// there), then writes the image's header. The host members first; then,
-// once the device members' copies have landed in pinned memory, the app
-// may write its members again (released); the pinned bytes are copied into
-// the image after that, beside the app's following steps.
+// there), then writes the image's header. The host members first, after
+// which the app may write its members again (released: device members
+// were copied into device snapshots of the store's before the commit
+// returned); then, once the snapshots' copies have landed in pinned
+// memory, their bytes go into the image, beside the app's next steps.
 class SnapshotCopier {
  public:
   SnapshotCopier() = default;

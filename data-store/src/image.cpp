@@ -154,16 +154,31 @@ std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, Imag
   std::byte* payload = image + info.payload_offset;
   // Device members first: their copies to the host run while the host
   // members are copied here.
+  // Deferred ones (an asynchronous commit's during_next_step members) are
+  // first copied in device memory, which the commit waits for, and go to
+  // the host after it returned.
   bool device = false;
   for (const auto& m : members) device = device || (staging && m.to_host && m.bytes > 0);
   if (device) DeviceStaging::after_app_kernels();
+  auto deferred = [&](const Member& m) {
+    return defer && m.snapshot == Snapshot::during_next_step && m.to_snapshot;
+  };
   for (std::size_t i = 0; device && i < members.size(); ++i) {
     const Member& m = members[i];
     if (!m.to_host || m.bytes == 0) continue;
     std::byte* pinned = staging->buffer(i, m.bytes);
-    m.to_host(staging->space(), pinned);
+    if (deferred(m))
+      m.to_snapshot(staging->space());
+    else
+      m.to_host(staging->space(), pinned);
     const PendingCopy c{payload + info.members[i].offset, pinned, m.bytes, &info.members[i].hash, true};
-    (defer && m.snapshot == Snapshot::during_next_step ? later : staged_now).push_back(c);
+    (deferred(m) ? later : staged_now).push_back(c);
+  }
+  if (!later.empty()) {
+    staging->fence();  // the snapshots are taken: the app may write its members
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (members[i].to_host && members[i].bytes > 0 && deferred(members[i]))
+        members[i].snapshot_to_host(staging->space(), staging->buffer(i, members[i].bytes));
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const Member& m = members[i];
@@ -184,7 +199,7 @@ std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, Imag
     std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
   }
   if (!staged_now.empty()) {
-    staging->fence();
+    if (later.empty()) staging->fence();  // else fenced above
     for (const auto& c : staged_now) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);
   }
   if (later.empty()) write_header(info, image);

@@ -128,10 +128,11 @@ TEST(DeviceMember, DamagedBytesAreRefusedBeforeTheyReachTheDevice) {
   EXPECT_TRUE(same_bits(b.field, untouched.field));  // the first member failed its check: not loaded
 }
 
-// An asynchronous commit's during_next_step member: its device copy is in
-// flight when pack_image_now returns; the image is complete (header
-// written) once the pending copies are finished, and holds the state at
-// the commit although the app writes the View afterwards.
+// An asynchronous commit's during_next_step member: a device snapshot is
+// taken before pack_image_now returns, and its copy to the host is in
+// flight; the image is complete (header written) once the pending copies
+// are finished, and holds the state at the commit although the app wrote
+// the View right after the commit.
 TEST(DeviceMember, DeferredCopyHoldsTheStateAtTheCommit) {
   fx::detail::DeviceStaging staging;
   State a(3.0);
@@ -143,8 +144,8 @@ TEST(DeviceMember, DeferredCopyHoldsTheStateAtTheCommit) {
   ASSERT_EQ(later.size(), 2u);
   EXPECT_TRUE(later[0].staged);
   const State committed(3.0);
-  fx::detail::finish_pending_copies(later, p.info, p.image.data(), true, &staging);  // the step end
-  fill(a.field, 99.0);  // the step after the next one rewrites it
+  fill(a.field, 99.0);  // the app's next kernels
+  fx::detail::finish_pending_copies(later, p.info, p.image.data(), true, &staging);
   const auto back = fx::detail::read_header(p.image.data(), p.info.total_bytes, "deferred");
   fx::detail::verify_payload(back, p.image.data(), "deferred");
   State b(0.0);

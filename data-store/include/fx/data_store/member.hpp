@@ -53,6 +53,12 @@ struct Member {
   // staging memory of its own.
   std::function<void(const DeviceSpace& space, std::byte* out)> to_host;
   std::function<void(const DeviceSpace& space, const std::byte* in)> from_host;
+  // An asynchronous commit's during_next_step device member: a copy in
+  // device memory (the member's own, kept for the next commit) taken at
+  // the commit, from which the copy to the host is made after the commit
+  // returned; the app's next step then need not wait for that copy.
+  std::function<void(const DeviceSpace& space)> to_snapshot;
+  std::function<void(const DeviceSpace& space, std::byte* out)> snapshot_to_host;
   Snapshot snapshot = Snapshot::at_commit;
 };
 
@@ -124,6 +130,17 @@ Member staged_member(const std::string& name, const V& view, Current current) {
   m.from_host = [current](const DeviceSpace& space, const std::byte* in) {
     const V& v = current();
     Kokkos::deep_copy(space, v, host_alias(v, in));
+  };
+  using Copy = Kokkos::View<typename V::non_const_data_type, typename V::array_layout, typename V::memory_space>;
+  auto copy = std::make_shared<Copy>();  // allocated at the first snapshot
+  m.to_snapshot = [current, copy](const DeviceSpace& space) {
+    const V& v = current();
+    if (copy->span() != v.span())
+      *copy = Copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("fx_snapshot")), v.layout());
+    Kokkos::deep_copy(space, *copy, v);
+  };
+  m.snapshot_to_host = [copy](const DeviceSpace& space, std::byte* out) {
+    Kokkos::deep_copy(space, host_alias(*copy, out), *copy);
   };
   m.save = [to = m.to_host](std::byte* out) {
     const DeviceSpace space;
