@@ -32,11 +32,7 @@
 
 namespace {
 
-#if defined(KOKKOS_HAS_SHARED_HOST_PINNED_SPACE)
-using PinnedSpace = Kokkos::SharedHostPinnedSpace;
-#else
-using PinnedSpace = Kokkos::HostSpace;
-#endif
+using fx::detail::PinnedSpace;
 using Data = Kokkos::View<std::uint64_t*>;  // the default (device) memory space
 using Pinned = Kokkos::View<std::uint64_t*, PinnedSpace>;
 
@@ -62,7 +58,8 @@ double timed(Op&& op) {
 
 void fill(const Data& d, std::uint64_t seed) {
   Kokkos::parallel_for(
-      "bench::fill", d.extent(0), KOKKOS_LAMBDA(const std::size_t i) { d(i) = seed * 0x9e3779b97f4a7c15ull + i; });
+      "bench::fill", d.extent(0),
+      KOKKOS_LAMBDA(const std::size_t i) { d(i) = seed * 0x9e3779b97f4a7c15ull + i; });
   Kokkos::DefaultExecutionSpace().fence();
 }
 
@@ -96,7 +93,8 @@ int main(int argc, char** argv) {
   double step_ms = 40;
   cli.add_option("--mib", mib, "device state per rank, MiB")->check(CLI::PositiveNumber);
   cli.add_option("--reps", reps, "repetitions (medians)")->check(CLI::PositiveNumber);
-  cli.add_option("--step-ms", step_ms, "the app's step beside an asynchronous commit, ms")->check(CLI::PositiveNumber);
+  cli.add_option("--step-ms", step_ms, "the app's step beside an asynchronous commit, ms")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(cli, argc, argv);
   MPI_Init(&argc, &argv);
   Kokkos::initialize(argc, argv);

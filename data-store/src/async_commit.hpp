@@ -38,9 +38,9 @@ class SnapshotCopier {
   SnapshotCopier& operator=(const SnapshotCopier&) = delete;
   ~SnapshotCopier() { wait(); }
   void start(std::vector<PendingCopy> copies, ImageInfo& info, std::byte* image, DeviceStaging* staging);
-  void wait_released();            // until the app's members are free (at once when idle)
+  void wait_released();                    // until the app's members are free (at once when idle)
   bool finished() const { return done_; }  // the image is complete (or nothing started)
-  void wait();                     // until done (at once when idle)
+  void wait();                             // until done (at once when idle)
 
  private:
   std::thread thread_;

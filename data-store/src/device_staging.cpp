@@ -8,18 +8,6 @@
 
 namespace fx::detail {
 
-namespace {
-
-// Pinned host memory where Kokkos has it (4.x: SharedHostPinnedSpace is
-// page-locked on a GPU backend and plain host memory on host backends).
-#if defined(KOKKOS_HAS_SHARED_HOST_PINNED_SPACE)
-using PinnedSpace = Kokkos::SharedHostPinnedSpace;
-#else
-using PinnedSpace = Kokkos::HostSpace;
-#endif
-
-}  // namespace
-
 DeviceStaging::~DeviceStaging() {
   if (space_) space_->fence();
   for (auto& b : buffers_) free_pinned(b);
@@ -42,7 +30,8 @@ std::byte* DeviceStaging::buffer(std::size_t index, std::size_t bytes) {
     free_pinned(p);
     p.data = static_cast<std::byte*>(Kokkos::kokkos_malloc<PinnedSpace>("fx_staging", bytes));
     if (!p.data)
-      FX_THROW(CheckpointError, fmt::format("data store: cannot allocate {} bytes of pinned staging memory", bytes));
+      FX_THROW(CheckpointError,
+               fmt::format("data store: cannot allocate {} bytes of pinned staging memory", bytes));
     p.bytes = bytes;
   }
   return p.data;
@@ -71,7 +60,8 @@ void DeviceStaging::fence() {
   if (!space_) return;
   const auto t = std::chrono::steady_clock::now();
   space_->fence();
-  waited_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t).count();
+  waited_ns_ +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace fx::detail

@@ -16,6 +16,14 @@
 
 namespace fx::detail {
 
+// Pinned host memory where Kokkos has it (4.x: SharedHostPinnedSpace is
+// page-locked on a GPU backend and plain host memory on host backends).
+#if defined(KOKKOS_HAS_SHARED_HOST_PINNED_SPACE)
+using PinnedSpace = Kokkos::SharedHostPinnedSpace;
+#else
+using PinnedSpace = Kokkos::HostSpace;
+#endif
+
 class DeviceStaging {
  public:
   DeviceStaging() = default;

@@ -215,12 +215,14 @@ void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& in
       fenced = true;
     }
     // A staged copy's source is the store's own: nothing rewrites it.
-    *c.hash = concurrent && !c.staged ? copy_then_hash(c.dst, c.src, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
+    *c.hash = concurrent && !c.staged ? copy_then_hash(c.dst, c.src, c.bytes)
+                                      : copy_and_hash(c.dst, c.src, c.bytes);
   }
   write_header(info, image);
 }
 
-void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image, DeviceStaging* staging) {
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
+                DeviceStaging* staging) {
   pack_image_now(members, info, image, false, staging);
 }
 
@@ -306,7 +308,7 @@ void unpack_image(const ImageInfo& info, const std::byte* image, const std::vect
     // overlaps that); others: verified first.
     const bool via_pinned = staging && m.from_host && r.bytes > 0;
     std::byte* pinned = via_pinned ? staging->buffer(i, r.bytes) : nullptr;
-    const std::uint64_t h = m.host     ? copy_and_hash(m.host(), src, r.bytes)
+    const std::uint64_t h = m.host   ? copy_and_hash(m.host(), src, r.bytes)
                             : pinned ? copy_and_hash(pinned, src, r.bytes)
                                      : hash_bytes(src, r.bytes);
     if (h != r.hash) {

@@ -34,14 +34,21 @@ std::int64_t ext(const V& v, int d) {
 
 void fill(const Field& f, double seed) {
   Kokkos::parallel_for(
-      "fill", Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<std::int64_t>>({0, 0, 0}, {ext(f, 0), ext(f, 1), ext(f, 2)}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j, const std::int64_t k) { f(i, j, k) = seed + i * 1e4 + j * 1e2 + k * 0.5; });
+      "fill",
+      Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<std::int64_t>>(
+          {0, 0, 0}, {ext(f, 0), ext(f, 1), ext(f, 2)}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j, const std::int64_t k) {
+        f(i, j, k) = seed + i * 1e4 + j * 1e2 + k * 0.5;
+      });
   Kokkos::fence();
 }
 void fill(const Grid& g, int seed) {
   Kokkos::parallel_for(
-      "fill", Kokkos::MDRangePolicy<Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>({0, 0}, {ext(g, 0), ext(g, 1)}),
-      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) { g(i, j) = static_cast<int>(seed + 100 * i + j); });
+      "fill",
+      Kokkos::MDRangePolicy<Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>({0, 0}, {ext(g, 0), ext(g, 1)}),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        g(i, j) = static_cast<int>(seed + 100 * i + j);
+      });
   Kokkos::fence();
 }
 void fill(const Kokkos::View<double*>& a) {
@@ -124,7 +131,8 @@ TEST(DeviceMember, DamagedBytesAreRefusedBeforeTheyReachTheDevice) {
   p.image.data()[p.info.payload_offset + p.info.members[0].offset + 17] ^= std::byte{0x40};
   State b(5.0);
   const State untouched(5.0);
-  EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), b.members, "x", &staging), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), b.members, "x", &staging),
+               fx::CheckpointError);
   EXPECT_TRUE(same_bits(b.field, untouched.field));  // the first member failed its check: not loaded
 }
 
@@ -205,7 +213,7 @@ TEST(DeviceStaging, BuffersAreKeptAndGrown) {
   std::byte* q = staging.buffer(1, 64);
   EXPECT_NE(q, p);
   std::memset(staging.buffer(0, 1 << 20), 1, 1 << 20);  // grown: writable throughout
-  staging.fence();  // no instance yet: nothing to wait for
+  staging.fence();                                      // no instance yet: nothing to wait for
   EXPECT_FALSE(staging.used());
 }
 

@@ -131,7 +131,8 @@ Member staged_member(const std::string& name, const V& view, Current current) {
     const V& v = current();
     Kokkos::deep_copy(space, v, host_alias(v, in));
   };
-  using Copy = Kokkos::View<typename V::non_const_data_type, typename V::array_layout, typename V::memory_space>;
+  using Copy =
+      Kokkos::View<typename V::non_const_data_type, typename V::array_layout, typename V::memory_space>;
   auto copy = std::make_shared<Copy>();  // allocated at the first snapshot
   m.to_snapshot = [current, copy](const DeviceSpace& space) {
     const V& v = current();
@@ -357,8 +358,7 @@ StaticMember make_static_member(const std::string& name, Kokkos::View<T*, P...>&
               copy->of = p->data();
               return reinterpret_cast<std::byte*>(copy->host.data());
             },
-            sizeof(T),
-            [p, copy] { Kokkos::deep_copy(*p, copy->host); }};
+            sizeof(T), [p, copy] { Kokkos::deep_copy(*p, copy->host); }};
   }
 }
 

@@ -27,7 +27,7 @@ inline void fence_own() { Kokkos::DefaultExecutionSpace().fence(); }
 template <class V>
 auto flat(const V& v) {
   return Kokkos::View<typename V::value_type*, typename V::memory_space, Kokkos::MemoryUnmanaged>(v.data(),
-                                                                                                 v.span());
+                                                                                                  v.span());
 }
 
 // Copy between Views of different memory spaces on the app's own instance.
