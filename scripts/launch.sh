@@ -28,7 +28,28 @@ set -uo pipefail
 # <prefix>/libexec/fx/env.sh (this build's MPI on PATH) when installed.
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
-usage() { echo "usage: fx run -n N [-s S] [-t SECONDS] [--hostfile FILE] [--] program [args...]" >&2; exit 2; }
+# The name the user typed: fx-run (installed) says so through FX_LAUNCHER_NAME.
+name=${FX_LAUNCHER_NAME:-fx run}
+# usage [CODE]: the whole synopsis, to stdout for --help (0), else stderr.
+usage() {
+  local code=${1:-2}
+  cat >&$((code == 0 ? 1 : 2)) <<TXT
+usage: $name -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-hosts K]
+         [--max-relaunches R] [--watchdog SECONDS] [--probe-timeout SECONDS]] [--] program [args...]
+  -n N                 active ranks
+  -s S                 spare ranks (default \$FX_SPARES or 0)
+  -t SECONDS           time limit for the whole launch (default \$FX_TIMEOUT or 600)
+  --hostfile FILE      hosts to run on (default \$FX_HOSTFILE; in Slurm, the allocation)
+  --supervise          relaunch on the live hosts when hosts are lost (scripts/supervise.py)
+  --spare-hosts K      supervised: the hostfile's last K hosts are kept spare (default 0)
+  --max-relaunches R   supervised: at most R relaunches (default 2)
+  --watchdog SECONDS   supervised: a job without progress for this long has lost a host (0: off)
+  --probe-timeout SECONDS  supervised: how long a host's sshd may take to answer (default 2)
+Exit codes: 0 ok, 1 error, 2 usage, 3 survived failures, 4 aborted after failures,
+124 time limit, 125 no verdict (README, "The ./fx driver").
+TXT
+  exit "$code"
+}
 n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}; hostfile=${FX_HOSTFILE:-}; supervise=0; sup_args=()
 # Where each value came from, for error messages.
 n_from="-n"; s_from="-s"; t_from="-t"
@@ -43,8 +64,8 @@ while [ $# -gt 0 ]; do
     --supervise) supervise=1; shift ;;
     --spare-hosts|--max-relaunches|--watchdog|--probe-timeout) sup_args+=("$1" "${2:-}"); shift 2 ;;
     --) shift; break ;;
-    -h|--help) usage ;;
-    -*) echo "fx run: unknown option '$1'" >&2; usage ;;
+    -h|--help) usage 0 ;;
+    -*) echo "$name: unknown option '$1'" >&2; usage ;;
     *) break ;;
   esac
 done

@@ -535,6 +535,31 @@ TEST(LoadConfigArgv, MissingSetArgument) {
   }
 }
 
+// `app --fx-config` with nothing after it: the launcher's --fx-print-launch
+// (appended after the app's arguments) or another fx flag is not the file.
+TEST(LoadConfigArgv, MissingConfigFileBlamesNoOtherFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"app", "--fx-config", "--fx-print-launch"},
+       "--fx-config: <file>: expected a file after --fx-config, got ''"},
+      {{"app", "--fx-config", "--fx-set", "spares=1"},
+       "--fx-config: <file>: expected a file after --fx-config, got the flag '--fx-set'"},
+      {{"app", "--fx-set", "--fx-config", "a.yaml"},
+       "--fx-set: <key>: expected key=value after --fx-set, got the flag '--fx-config'"}};
+  for (const auto& [words, want] : cases) {
+    std::vector<std::string> args = words;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    try {
+      fx::load_config(argc, argv.data());
+      ADD_FAILURE() << "no error for " << words[1] << " " << words[2];
+    } catch (const fx::ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  }
+}
+
 TEST(LoadConfigArgv, TwoConfigFiles) {
   const auto a = scratch().file("a.yaml", "spares: 1\n");
   const auto b = scratch().file("b.yaml", "spares: 1\n");
