@@ -113,8 +113,8 @@ long long ConfigSection::get_int(const std::string& key, long long fallback, lon
   const YAML::Node v = value(data(), key);
   if (!v.IsDefined()) return fallback;
   long long x = 0;
-  if (!v.IsScalar() || !detail::parse_int(v.Scalar(), x) || x < min || x > max)
-    fail(data(), v, key, "an integer");
+  if (!v.IsScalar() || !detail::parse_int(v.Scalar(), x)) fail(data(), v, key, "an integer");
+  if (x < min || x > max) fail(data(), v, key, fmt::format("an integer from {} to {}", min, max));
   return x;
 }
 
@@ -124,7 +124,8 @@ unsigned long long ConfigSection::get_uint(const std::string& key, unsigned long
   const YAML::Node v = value(data(), key);
   if (!v.IsDefined()) return fallback;
   std::uint64_t u = 0;
-  if (!v.IsScalar() || !detail::parse_uint(v.Scalar(), u) || u > max) fail(data(), v, key, "an integer >= 0");
+  if (!v.IsScalar() || !detail::parse_uint(v.Scalar(), u)) fail(data(), v, key, "an integer >= 0");
+  if (u > max) fail(data(), v, key, fmt::format("an integer from 0 to {}", max));
   return u;
 }
 

@@ -246,6 +246,27 @@ TEST(Config, AppLookups) {
   } catch (const fx::ConfigError& e) {
     EXPECT_STREQ(e.what(), "--fx-set: app.nx: expected an integer, got 'huge'");
   }
+  // An integer out of the type's range names the range.
+  const fx::Config c3 = fx::load_config(f, {}, {"app.nx=99999999999", "app.ny=-1"});
+  try {
+    c3.app.get("nx", 1);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--fx-set: app.nx: expected an integer from -2147483648 to 2147483647, got '99999999999'");
+  }
+  try {
+    c3.app.get<std::uint16_t>("ny", 1);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--fx-set: app.ny: expected an integer >= 0, got '-1'");
+  }
+  try {
+    c3.app.get<std::uint16_t>("nx", 1);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--fx-set: app.nx: expected an integer from 0 to 65535, got '99999999999'");
+  }
   try {
     c.app.check_keys({"nx", "ny", "tol", "name", "ok", "bda"});
     FAIL();
@@ -284,7 +305,7 @@ TEST(Config, AppSections) {
     }
   };
   EXPECT_EQ(error([&] { grid.get<std::int8_t>("nx", 0); }),
-            f + ":3:14: app.grid.nx: expected an integer, got '300'");
+            f + ":3:14: app.grid.nx: expected an integer from -128 to 127, got '300'");
   EXPECT_EQ(error([&] { grid.get<std::uint64_t>("ny", 0); }),
             f + ":3:23: app.grid.ny: expected an integer >= 0, got '-1'");
   EXPECT_EQ(error([&] { c.app.section("list"); }), f + ":4:9: app.list: expected a map, got '[1, 2]'");
