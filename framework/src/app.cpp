@@ -42,8 +42,14 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   // scripts/launch.sh asks an fx program (it finds this flag's text in the
   // executable) for its launch settings before mpiexec starts: no MPI here.
   constexpr std::string_view kPrintLaunch = "--fx-print-launch";
-  if (std::any_of(argv, argv + argc, [&](const char* a) { return a != nullptr && a == kPrintLaunch; }))
+  if (std::any_of(argv, argv + argc, [&](const char* a) { return a != nullptr && a == kPrintLaunch; })) {
+    // The launcher appends the flag after the app's arguments: take it out,
+    // so that `app --fx-config` is missing its file, not given this flag.
+    const auto end = std::remove_if(argv + 1, argv + argc, [&](const char* a) { return a == kPrintLaunch; });
+    argc = static_cast<int>(end - argv);
+    argv[argc] = nullptr;
     return print_launch(argc, argv);
+  }
   MPI_Init(&argc, &argv);
   ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -258,15 +258,13 @@ Config load_config(int& argc, char** argv) {
     auto value = [&](const char* flag, std::string& into) {
       const std::string f = flag;
       if (arg == f) {
-        // An fx flag is never a value: `app --fx-config` with nothing after
-        // it is missing its file, whatever the launcher appended
-        // (--fx-print-launch) or the user wrote next.
+        // An fx flag is never a value (`app --fx-config --fx-set k=v`).
         const std::string next = i + 1 < argc ? argv[i + 1] : "";
         const bool flag_next = next.rfind("--fx-", 0) == 0;
         if (i + 1 >= argc || flag_next)
           FX_THROW(ConfigError, f, f == "--fx-set" ? "<key>" : "<file>",
                    fmt::format("expected {} after {}, got {}", f == "--fx-set" ? "key=value" : "a file", f,
-                               flag_next && next != "--fx-print-launch" ? "the flag '" + next + "'" : "''"));
+                               flag_next ? "the flag '" + next + "'" : "''"));
         into = argv[++i];
         return true;
       }
