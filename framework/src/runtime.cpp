@@ -424,9 +424,13 @@ void Runtime::on_lost_checkpoint() {
                 "node-local copy survived on the live hosts for logical rank(s) {} (each was lost "
                 "with its host and the host of its partner copy)",
                 st.lost_ranks);
+  // Name HDF5 only where it could have served.
+  const std::string disk = config_.checkpoint.hdf5.every > 0
+                               ? "no HDF5 version is usable"
+                               : "the HDF5 level is off (checkpoint.hdf5.every = 0)";
   const std::string what = st.lost_ranks.empty()
                                ? std::string("checkpoint lost: no usable version in memory or on disk")
-                               : "checkpoint lost: no " + lost + " and no HDF5 version is usable";
+                               : "checkpoint lost: no " + lost + " and " + disk;
   apply_lost_policy(what);
 }
 
