@@ -4,7 +4,6 @@
 // memory; its sizes come from a header message (publish) or from the
 // allgather of every rank's state (restore).
 #include <fx/data_store/store.hpp>
-#include <fx/log.hpp>
 
 #include <fmt/format.h>
 
@@ -173,9 +172,14 @@ detail::StaticState DataStore::Impl::gather_static_state() const {
   return st;
 }
 
-std::uint64_t DataStore::Impl::restore_statics() {
+std::uint64_t DataStore::Impl::restore_statics(std::vector<int>& lost) {
   const int n = size();
-  if (statics.empty() || n < 2) return 0;
+  lost.clear();
+  if (statics.empty()) return 0;
+  if (n < 2) {  // no buddy: only the app's memory can hold them
+    if (!sc.own) lost.push_back(0);
+    return 0;
+  }
   const int r = rank();
   const int d = std::max(distance, 1);
   const detail::StaticState all = gather_static_state();
@@ -189,13 +193,12 @@ std::uint64_t DataStore::Impl::restore_statics() {
   // from whoever holds it; a buddy without the copy gets it from the owner
   // (or, when the owner is being restored too, from the same holder).
   std::vector<Stream> streams;
-  bool complete = true;
   for (int q = 0; q < n; ++q) {
     const bool own = all.own(q);
     const int h = holder(q);
     const int b = detail::buddy_of(q, n, d);
     if (!own && h < 0) {
-      complete = false;  // the app recomputes it; the next commit publishes again
+      lost.push_back(q);  // the app rebuilds it; the next commit publishes everyone's again
       continue;
     }
     if (!own) streams.push_back({q, h, q, detail::kTagStatic, all.held_sizes(h)});
@@ -209,9 +212,7 @@ std::uint64_t DataStore::Impl::restore_statics() {
   for (auto& s : streams)
     if (s.from == r || s.to == r) (s.owner == s.to ? own : sc.deferred).push_back(std::move(s));
   const std::uint64_t received = run_static_streams(own);
-  sc.publish_due = !complete;
-  if (!complete && r == 0)
-    log::info("static members: some rank lost its data and its copy; published again at the next commit");
+  sc.publish_due = !lost.empty();
   return received;
 }
 

@@ -120,6 +120,8 @@ void StoreAccess::agreed(DataStore& store, int facts) {
   store.impl_->repair_facts = FreshFacts{(facts & kNothing) != 0, (facts & kNotRestored) != 0};
 }
 
+void StoreAccess::start_over(DataStore& store) { store.impl_->start_over(); }
+
 int StoreAccess::buddy_distance_for(const std::vector<std::string>& hosts, int preferred) {
   return choose_buddy_distance(hosts, preferred);
 }
@@ -633,6 +635,17 @@ void DataStore::commit(std::int64_t iteration) {
              st.seconds * 1e3);
 }
 
+// A fresh start: nothing stored belongs to it (node-local versions above
+// iteration 0 would meet its later commits of the same iteration).
+void DataStore::Impl::start_over() {
+  settle_background();  // a restore's re-protection, planned only
+  drop_node_above(-1);
+  for (std::size_t i = versions.size(); i-- > 0;) retire(i);
+  committed.reset();
+  sequence = 0;
+  sc.publish_due = true;  // the app fills them again
+}
+
 std::optional<std::int64_t> DataStore::restore() {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: restore() before set_comm()");
   Impl& im = *impl_;
@@ -680,7 +693,7 @@ std::optional<std::int64_t> DataStore::restore() {
     st.level = level;
     st.iteration = it;
     detail::level_seconds(st, level) = seconds;
-    st.static_bytes_received = im.restore_statics();
+    st.static_bytes_received = im.restore_statics(st.static_lost);
     st.seconds = now() - t0;
     conclude();
     return it;
@@ -695,7 +708,7 @@ std::optional<std::int64_t> DataStore::restore() {
       im.sequence = plan.sequence;
       st.level = CheckpointLevel::memory;
       st.iteration = plan.iteration;
-      st.static_bytes_received = im.restore_statics();
+      st.static_bytes_received = im.restore_statics(st.static_lost);
       st.memory_seconds = st.seconds = now() - t0;
       conclude();
       int pulled = 0;
@@ -753,11 +766,7 @@ std::optional<std::int64_t> DataStore::restore() {
       return std::nullopt;
     }
   }
-  im.drop_node_above(-1);  // a fresh start: nothing there belongs to it
-  for (std::size_t i = im.versions.size(); i-- > 0;) im.retire(i);
-  im.committed.reset();
-  im.sequence = 0;
-  im.sc.publish_due = true;  // a fresh start: the app fills them again
+  im.start_over();
   st.seconds = now() - t0;
   // Lost: in-memory versions during a run, or node-local ones after a
   // relaunch (files left, but no version complete on the live hosts).

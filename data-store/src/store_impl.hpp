@@ -345,7 +345,9 @@ struct DataStore::Impl {
   // Static members (statics.cpp); collective. Return the bytes sent
   // (publish: at the first commit after registration, else 0) or received.
   std::uint64_t publish_statics();
-  std::uint64_t restore_statics();
+  void start_over();  // every version retired, as at a fresh start (restore(), StoreAccess)
+  // Fills `lost` with the ranks whose static data nobody holds any more.
+  std::uint64_t restore_statics(std::vector<int>& lost);
   void reset_statics(int size);  // the comm changed size: copies of another decomposition
   std::vector<std::uint64_t> static_sizes() const;
   detail::StaticState gather_static_state() const;

@@ -22,6 +22,12 @@ std::int64_t ResilientApp::resize(Context& ctx) {
   return 0;
 }
 
+bool ResilientApp::rebuild_static(Context& ctx, bool missing) {
+  (void)ctx;
+  (void)missing;
+  return false;
+}
+
 namespace detail {
 namespace {
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <numeric>
 
 #include "deadline.hpp"
 
@@ -275,7 +276,14 @@ bool Runtime::resize() {
   // An app that re-decomposes its checkpoint (DataStore::restore_resized)
   // resumes at its iteration; the default resize() starts again at 0.
   const std::optional<CheckpointStats> st = store_->take_resized_restore();
-  const bool restored = st && st->iteration == iteration_;
+  bool restored = st && st->iteration == iteration_;
+  // Static members describe the old decomposition: none was given back.
+  std::vector<int> everyone(static_cast<std::size_t>(logical_size()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  if (restored && !rebuild_statics(everyone, "resize() re-decomposed the state")) {
+    initialize_app();
+    restored = false;
+  }
   if (restored) {
     log::info("resuming at iteration {} on {} ranks (checkpoint of {} ranks, {})", iteration_, logical_size(),
               st->old_size, to_string(st->level));
@@ -321,9 +329,10 @@ void Runtime::restore_or_initialize() {
   }
   if (!restored) {
     if (recoveries_ > 0 || launch_attempt() > 1) on_lost_checkpoint();
-    const double ti = now();
-    app_.initialize(ctx_);
-    recorder_.phase("initialize", now() - ti);
+    initialize_app();
+  } else if (!rebuild_statics()) {
+    initialize_app();
+    restored.reset();
   }
   iteration_ = restored.value_or(0);
   recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
@@ -331,10 +340,51 @@ void Runtime::restore_or_initialize() {
   stage_ = Stage::steps;
 }
 
+void Runtime::initialize_app() {
+  const double t = now();
+  app_.initialize(ctx_);
+  recorder_.phase("initialize", now() - t);
+  iteration_ = 0;
+}
+
+bool Runtime::rebuild_statics() {
+  const CheckpointStats& rs = store_->last_restore_stats();
+  const std::string why = rs.level == CheckpointLevel::memory
+                              ? "each died together with the rank holding its copy"
+                              : std::string("the version came from ") +
+                                    (rs.level == CheckpointLevel::node ? "node-local storage" : "HDF5") +
+                                    ", which holds no static members";
+  return rebuild_statics(rs.static_lost, why);
+}
+
+// A rank must never step on static data the restore did not deliver
+// (setup() may have sized and zero-filled them: a wrong answer, silently).
+bool Runtime::rebuild_statics(const std::vector<int>& lost, const std::string& why) {
+  const auto& statics = store_->static_members();
+  if (statics.empty() || lost.empty()) return true;
+  const double t = now();
+  const bool here = std::find(lost.begin(), lost.end(), logical_rank()) != lost.end();
+  const int rebuilt = app_comm().allreduce(app_.rebuild_static(ctx_, here) ? 1 : 0, MPI_MIN);
+  std::vector<std::string> names;
+  for (const auto& m : statics) names.push_back("'" + m.name + "'");
+  const std::string what = fmt::format("static member(s) {} of logical rank(s) {} were not restored ({})",
+                                       fmt::join(names, ", "), fmt::join(lost, ", "), why);
+  if (rebuilt == 1) {
+    recorder_.phase("rebuild_static", now() - t);
+    if (logical_rank() == 0)
+      log::info("{}: rebuilt by the app (rebuild_static) in {:.2f} ms", what, (now() - t) * 1e3);
+    return true;
+  }
+  apply_lost_policy(what + " and the app does not rebuild them (override ResilientApp::rebuild_static)");
+  StoreAccess::start_over(*store_);
+  return false;
+}
+
 std::optional<std::int64_t> Runtime::restore_checkpoint() {
   fault_point(restore_phase());
   const double t = now();
-  const std::optional<std::int64_t> it = store_->restore();
+  std::optional<std::int64_t> it = store_->restore();
+  if (it && !rebuild_statics()) it.reset();  // restart: the resilient function starts afresh
   recorder_.restored(now() - t, it.value_or(0), it ? store_->last_restore_level() : CheckpointLevel::none);
   if (it) iteration_ = *it;
   sync_interval();

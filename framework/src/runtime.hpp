@@ -108,6 +108,11 @@ class Runtime final : public RuntimeServices {
   bool resize();      // whether the app restored a checkpoint
   void resize_at_start(int old_size);
   void restore_or_initialize();
+  void initialize_app();  // a fresh start: the app's initialize(), at iteration 0
+  // Static members `lost` by a restore (`why`): the app rebuilds them, or
+  // the lost-checkpoint policy applies; false: it restarted the store.
+  bool rebuild_statics(const std::vector<int>& lost, const std::string& why);
+  bool rebuild_statics();                                // those the last restore() lost
   double steps();                                        // returns the seconds spent in checkpoints
   void choose_interval(double commit_s, double step_s);  // every: auto, after a commit
   void sync_interval();                                  // every: auto, after a restore

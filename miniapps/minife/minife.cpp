@@ -125,6 +125,14 @@ class MinifeApp : public fx::ResilientApp {
     if (abft_) take_sums(ctx);
   }
 
+  // With static_matrix, a rank whose rows no restore brought (it died with
+  // the rank holding their copy; a node-local or HDF5 restore; a resize)
+  // assembles them again; the CG state itself was restored.
+  bool rebuild_static(fx::Context&, bool missing) override {
+    if (missing) cg_->assemble();
+    return true;
+  }
+
   // Spares ran out and the job goes on with fewer ranks: rows re-assembled
   // for the new size (static members describe the old decomposition), the CG state of the last checkpoint
   // re-distributed by node (resize.hpp). Dot products now have other partial sums, so the iterates agree with

@@ -42,6 +42,17 @@ class ResilientApp {
   // protocol"); return its iteration. The default starts again from scratch: store
   // registrations cleared, setup + initialize, iteration 0.
   virtual std::int64_t resize(Context& ctx);
+  // Static members (DataStore::add_static) that a restore could not give
+  // back: a rank died together with the holder of its copy, the version
+  // came from node-local storage or HDF5 (which hold none), or resize()
+  // re-decomposed the state. Called after the dynamic state is restored,
+  // before the next step, on every rank of ctx.comm() (it may communicate);
+  // `missing` is true where this rank's static members hold nothing valid
+  // (setup() may have sized and zero-filled them): recompute them there.
+  // Return true once rebuilt. The default returns false, and fx then
+  // applies recovery.on_lost_checkpoint (stop: exit 4 naming the members;
+  // restart: initialize() at iteration 0): never a resume on stale data.
+  virtual bool rebuild_static(Context& ctx, bool missing);
 };
 
 namespace detail {

@@ -6,11 +6,21 @@
 // finish() checks, on every rank: the static data are bitwise the logical
 // rank's, the state is the failure-free run's, this process's commits sent
 // the static data at most once (the first commit; a recruited spare's
-// never: the restore re-created its copies), and a recovered job's
+// never: the restore re-created its copies; one more after each
+// rebuild_static), and a recovered job's
 // restore received static bytes somewhere.
 //
-// Flags (after fx's own): --iters N
+// Static members a restore cannot give back (the rank and the holder of
+// its copy die together, a node-local or HDF5 restore, a resize) go through
+// ResilientApp::rebuild_static. With --fill-in-setup, setup() sizes and
+// zero-fills them as many apps do, so a resume on them gives a wrong
+// answer; --rebuild overrides rebuild_static (without it fx applies
+// recovery.on_lost_checkpoint); --resize overrides resize() with
+// restore_resized (the state check is then skipped: fewer ranks).
+//
+// Flags (after fx's own): --iters N --fill-in-setup --rebuild --resize --clean-dir
 #include <fx/fx.hpp>
+#include <fx_test/app_support.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -36,9 +46,18 @@ class StaticApp : public fx::ResilientApp {
   void setup(fx::Context& ctx) override {
     CLI::App cli("static_app");
     cli.add_option("--iters", iters_);
-    cli.allow_extras();
-    std::vector<std::string> args(ctx.args().rbegin(), ctx.args().rend() - 1);  // CLI11 wants reversed
-    cli.parse(args);
+    cli.add_flag("--fill-in-setup", fill_in_setup_);
+    cli.add_flag("--rebuild", rebuild_);
+    cli.add_flag("--resize", resize_);
+    bool clean = false;
+    cli.add_flag("--clean-dir", clean);
+    fx_test::parse_app_args(cli, ctx);
+    if (clean) fx_test::clean_checkpoint_dir(ctx);
+    if (fill_in_setup_) {  // the right sizes, zeros: a resume on them is wrong, not a crash
+      table_.assign(table_size(ctx.rank()), 0);
+      weights_ =
+          Kokkos::View<double*, Kokkos::HostSpace>("weights", 500 + static_cast<std::size_t>(ctx.rank()));
+    }
     auto& store = ctx.store();
     store.add_static("table", table_);
     store.add_static("weights", weights_);
@@ -46,12 +65,32 @@ class StaticApp : public fx::ResilientApp {
   }
 
   void initialize(fx::Context& ctx) override {
-    const int r = ctx.rank();
-    table_.resize(table_size(r));
-    for (std::size_t i = 0; i < table_.size(); ++i) table_[i] = table_entry(r, i);
-    weights_ = Kokkos::View<double*, Kokkos::HostSpace>("weights", 500 + static_cast<std::size_t>(r));
-    for (std::size_t i = 0; i < weights_.extent(0); ++i) weights_(i) = weight(r, i);
+    ++fills_;
+    fill(ctx.rank());
     state_ = 1;
+  }
+
+  bool rebuild_static(fx::Context& ctx, bool missing) override {
+    if (!rebuild_) return false;
+    ++fills_;  // the next commit sends everyone's again
+    if (missing) {
+      fill(ctx.rank());
+      std::printf("static_app: rebuilt the static data of rank %d\n", ctx.rank());
+    }
+    return true;
+  }
+
+  std::int64_t resize(fx::Context& ctx) override {
+    if (!resize_) return fx::ResilientApp::resize(ctx);
+    resized_ = true;
+    ctx.store().clear();
+    setup(ctx);
+    const auto v = ctx.store().restore_resized(
+        [&](const fx::PriorVersion&) { return std::vector<int>{ctx.rank()}; },
+        [&](const fx::PriorPiece& piece) { state_ = piece.scalar<std::uint64_t>("state"); });
+    if (v) return v->iteration;
+    initialize(ctx);
+    return 0;
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
@@ -70,10 +109,10 @@ class StaticApp : public fx::ResilientApp {
     for (std::size_t i = 0; same && i < table_.size(); ++i) same = table_[i] == table_entry(r, i);
     for (std::size_t i = 0; same && i < weights_.extent(0); ++i) same = weights_(i) == weight(r, i);
     if (!same) problems += " static data differ from the logical rank's;";
-    if (state_ != replay(r, n)) problems += " state differs from the failure-free run's;";
-    if (publishes_ > 1) problems += " static data sent by " + std::to_string(publishes_) + " commits;";
+    if (!resized_ && state_ != replay(r, n)) problems += " state differs from the failure-free run's;";
+    if (publishes_ > fills_) problems += " static data sent by " + std::to_string(publishes_) + " commits;";
     const auto received = ctx.comm().allreduce(received_, MPI_SUM);
-    if (ctx.recoveries() > 0 && received == 0) problems += " no restore received static bytes;";
+    if (ctx.recoveries() > 0 && received == 0 && !resized_) problems += " no restore received static bytes;";
     if (!problems.empty()) FX_THROW(fx::Error, "static_app rank " + std::to_string(r) + ":" + problems);
     if (r == 0)
       std::printf(
@@ -90,6 +129,12 @@ class StaticApp : public fx::ResilientApp {
       if (c.static_bytes_sent > 0) ++publishes_;
     }
     received_ = std::max(received_, ctx.store().last_restore_stats().static_bytes_received);
+  }
+  void fill(int r) {
+    table_.resize(table_size(r));
+    for (std::size_t i = 0; i < table_.size(); ++i) table_[i] = table_entry(r, i);
+    weights_ = Kokkos::View<double*, Kokkos::HostSpace>("weights", 500 + static_cast<std::size_t>(r));
+    for (std::size_t i = 0; i < weights_.extent(0); ++i) weights_(i) = weight(r, i);
   }
   std::uint64_t fold() const {
     std::uint64_t s = 0;
@@ -128,6 +173,8 @@ class StaticApp : public fx::ResilientApp {
   }
 
   std::int64_t iters_ = 30;
+  int fills_ = 0;  // initialize() and rebuild_static() calls: each may publish once more
+  bool fill_in_setup_ = false, rebuild_ = false, resize_ = false, resized_ = false;
   std::vector<std::uint64_t> table_;
   Kokkos::View<double*, Kokkos::HostSpace> weights_;
   std::uint64_t state_ = 0;

@@ -62,6 +62,12 @@ struct CheckpointStats {
   // logical ranks whose in-memory copies are all gone in lost_ranks).
   bool lost = false;
   std::vector<int> lost_ranks;
+  // restore: the ranks (of the app's comm, the same list everywhere) whose
+  // static members (add_static) it could not give back: the rank and the
+  // holder of its copy both died, or the version came from node-local
+  // storage or HDF5, which hold none. The runtime then calls
+  // ResilientApp::rebuild_static before the next step.
+  std::vector<int> static_lost;
 };
 
 // Named points inside commit() and restore() where a fault may be injected
@@ -120,10 +126,11 @@ class DataStore {
   // the first commit after registration copies to the buddy and later
   // commits skip. restore() gives it back to a recovered rank (resized to
   // fit) before it returns, and re-creates the buddy copies in the
-  // background (done by the next commit); a rank it could not come back to
-  // (the buddy was lost too, an HDF5 restore, a resize) keeps whatever the
-  // app's own memory holds: the app recomputes when it finds it empty.
-  // Static members are not written to HDF5.
+  // background (done by the next commit). A rank it could not give them
+  // back to (the buddy was lost too, a node-local or HDF5 restore, a
+  // resize) is named in CheckpointStats::static_lost, and the runtime has
+  // the app rebuild them (ResilientApp::rebuild_static) before any step.
+  // Static members are not written to node-local storage or HDF5.
   template <class T>
   void add_static(const std::string& name, T& data) {
     add_static_member(make_static_member(name, data));

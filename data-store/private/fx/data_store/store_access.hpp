@@ -25,6 +25,9 @@ struct StoreAccess {
   // on `hosts` (by logical rank), `preferred` configured: what every
   // process, spares included, can know without the store's exchange.
   static int buddy_distance_for(const std::vector<std::string>& hosts, int preferred);
+  // recovery.on_lost_checkpoint: restart after a restore: the versions
+  // go, as at a fresh start (the app initializes at iteration 0).
+  static void start_over(DataStore& store);
 };
 
 }  // namespace fx::detail
