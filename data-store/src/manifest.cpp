@@ -191,8 +191,33 @@ fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
     make_dir(partial);
   }
   const fs::path dir = root / version_dir_name(iteration);
+  // Something else under a version's name (a file, a link) is not ours to
+  // remove, nor a reason to fail the commit: it goes aside.
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (!ec && fs::exists(st) && !fs::is_directory(st)) {
+    if (const auto to = move_aside(root, dir))
+      log::warn("moved {} aside to {}: not a version directory, in the way of iteration {}", dir.string(),
+                to->string(), iteration);
+  }
   make_dir(dir);
   return dir;
+}
+
+std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
+  const fs::path aside = root / "quarantine";
+  make_dir(aside);
+  fs::path to = aside / path.filename();
+  std::error_code ec;
+  for (int i = 1; fs::exists(fs::symlink_status(to, ec)); ++i)
+    to = aside / (path.filename().string() + "." + std::to_string(i));
+  std::error_code err;
+  fs::rename(path, to, err);
+  if (!err) return to;
+  // Another rank sharing the directory moved it first.
+  if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
+  FX_THROW(CheckpointError,
+           fmt::format("cannot move {} aside to {}: {}", path.string(), to.string(), err.message()));
 }
 
 std::vector<fs::path> retire_versions(const fs::path& root, std::int64_t current, int keep) {
@@ -232,16 +257,7 @@ std::vector<std::pair<fs::path, fs::path>> quarantine_versions_above(const fs::p
   std::vector<std::pair<fs::path, fs::path>> moved;
   for (const auto& v : list_versions(root)) {
     if (v.iteration <= iteration) continue;
-    const fs::path aside = root / "quarantine";
-    make_dir(aside);
-    fs::path to = aside / v.path.filename();
-    for (int i = 1; fs::exists(to); ++i) to = aside / (v.path.filename().string() + "." + std::to_string(i));
-    std::error_code ec;
-    fs::rename(v.path, to, ec);
-    if (ec)
-      FX_THROW(CheckpointError, fmt::format("cannot move HDF5 version {} aside to {}: {}", v.path.string(),
-                                            to.string(), ec.message()));
-    moved.emplace_back(v.path, to);
+    if (const auto to = move_aside(root, v.path)) moved.emplace_back(v.path, *to);
   }
   return moved;
 }

@@ -78,8 +78,12 @@ std::vector<std::filesystem::path> retire_versions(const std::filesystem::path& 
 void remove_rank_files(const std::filesystem::path& root, std::int64_t current, int rank);
 // 3. rank 0: what is left of directories retired one cycle earlier.
 void remove_dirs(const std::vector<std::filesystem::path>& dirs);
-// After restoring `iteration`: versions above it belong to an abandoned
-// future (or were unusable); remove them.
+// Moves `path` (under root) to root/quarantine/, never deleted: kept for
+// inspection; a name already there gets a .1, .2, ... suffix. Returns
+// where it went, nullopt when it was gone already (another rank of the
+// host moved it); throws CheckpointError when it cannot be moved.
+std::optional<std::filesystem::path> move_aside(const std::filesystem::path& root,
+                                                const std::filesystem::path& path);
 // Versions newer than `iteration` (abandoned or unusable) move to
 // root/quarantine/ (never read again, kept for inspection); returns each
 // (from, to). A name already there gets a .1, .2, ... suffix.

@@ -64,6 +64,23 @@ void remove_version(const fs::path& version) {
   fs::remove_all(version, ec);
 }
 
+// A version above the one in use: with a marker it looked complete (it
+// failed its checks, or belongs to a run abandoned at a later iteration)
+// and goes aside, never deleted; without one it is a write cut short.
+void discard_version(const fs::path& root, const fs::path& version) {
+  if (!has_marker(version)) {
+    remove_version(version);
+    return;
+  }
+  try {
+    if (const auto to = detail::move_aside(root, version))
+      log::warn("node level: moved version {} aside to {} (newer than the one in use)", version.string(),
+                to->string());
+  } catch (const CheckpointError& e) {
+    log::warn("node level: {}", e.what());
+  }
+}
+
 // Every image a marker names, present with the size it names, of versions
 // written by `ranks` ranks (`same`), or by any other number (`!same`).
 std::vector<NodeFile> scan(const fs::path& root, int ranks, bool same = true) {
@@ -195,6 +212,24 @@ void spread_readers(const std::vector<std::vector<detail::SlotSummary>>& slots, 
   }
 }
 
+// A copy of rank q's image that failed its checks, out of the inventory
+// of a rank on its host (they share the file) and out of this rank's file
+// list: a new plan does without it.
+void forget_node_copy(std::vector<detail::SlotSummary>& inventory, std::int64_t iteration, int q, bool own) {
+  inventory.erase(std::remove_if(inventory.begin(), inventory.end(),
+                                 [&](const detail::SlotSummary& x) {
+                                   return x.iteration == iteration && (own ? x.own_rank : x.held_rank) == q;
+                                 }),
+                  inventory.end());
+}
+
+void forget_node_file(std::vector<NodeFile>& files, std::int64_t iteration, int q, bool own) {
+  files.erase(std::remove_if(
+                  files.begin(), files.end(),
+                  [&](const NodeFile& f) { return f.iteration == iteration && f.rank == q && f.own == own; }),
+              files.end());
+}
+
 }  // namespace
 
 bool DataStore::Impl::node_due(std::int64_t seq) const {
@@ -288,6 +323,10 @@ void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) 
       ++kept;
       continue;
     }
+    if (v.iteration > s.iteration) {
+      discard_version(root, v.path);
+      continue;
+    }
     log::debug("node level: removing {}", v.path.string());
     remove_version(v.path);
   }
@@ -295,8 +334,9 @@ void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) 
 
 void DataStore::Impl::drop_node_above(std::int64_t iteration) {
   if (options.node.every <= 0) return;
-  for (const auto& v : detail::list_versions(node_root())) {
-    if (v.iteration > iteration) remove_version(v.path);
+  const fs::path root = node_root();
+  for (const auto& v : detail::list_versions(root)) {
+    if (v.iteration > iteration) discard_version(root, v.path);
   }
 }
 
@@ -346,10 +386,64 @@ std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
   return error;
 }
 
+// Newest first, version by version: a version some image of which fails
+// its checks is planned again without that copy (a partner copy may
+// complete it), else the next older one is tried. Versions above the one
+// restored go aside, never deleted (drop_node_above).
 std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::int64_t at_least) {
   settle_background();  // a failed memory restore may have left copies running
   const double t0 = now();
-  double last = t0;
+  const int r = rank();
+  node_lost.clear();
+  node_damaged.clear();
+  auto files = scan(node_root(), size());
+  restore_steps.emplace_back("scan", now() - t0);
+  std::vector<std::vector<detail::SlotSummary>> slots;
+  detail::PriorPlan plan = plan_node(files, slots);
+  if (plan.old_size == 0) return std::nullopt;
+  std::vector<std::string> hosts;  // gathered at the first failure: ranks of a host share their files
+  while (plan.iteration >= 0 && plan.iteration >= at_least) {
+    spread_readers(slots, plan);
+    const std::vector<int> failed = load_node_version(files, plan, fallback, t0);
+    if (failed.empty()) return plan.iteration;
+    if (node_damaged.empty() || node_damaged.back() != plan.iteration) node_damaged.push_back(plan.iteration);
+    if (hosts.empty()) hosts = gather_hosts();
+    std::vector<std::string> copies;
+    for (const int q : failed) {
+      const auto& s = plan.sources[static_cast<std::size_t>(q)];
+      const std::string& host = hosts[static_cast<std::size_t>(s.holder)];
+      copies.push_back(fmt::format("rank {}'s {} on {}", q, s.own ? "image" : "partner copy", host));
+      for (std::size_t p = 0; p < slots.size(); ++p)
+        if (hosts[p] == host) forget_node_copy(slots[p], plan.iteration, q, s.own);
+      if (hosts[static_cast<std::size_t>(r)] == host) forget_node_file(files, plan.iteration, q, s.own);
+    }
+    const std::int64_t it = plan.iteration;
+    plan = detail::plan_prior(slots, 0);
+    if (r == 0)
+      log::warn("node-local version of iteration {} failed its checks ({}); {}", it, fmt::join(copies, ", "),
+                plan.iteration == it  ? std::string("trying the other copies")
+                : plan.iteration >= 0 ? fmt::format("trying iteration {}", plan.iteration)
+                                      : std::string("no older version is complete"));
+  }
+  if (plan.iteration < 0 && node_damaged.empty()) {
+    if (!plan.lost.empty()) node_lost = plan.lost.front().second;
+    if (r == 0) {
+      log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
+                detail::lost_text(plan, "rank(s)"));
+    }
+  } else if (plan.iteration >= 0 && r == 0) {
+    log::info("node-local version of iteration {} is older than HDF5's of iteration {}: HDF5 first",
+              plan.iteration, at_least);
+  }
+  return std::nullopt;
+}
+
+// One planned version: every image from the rank that reads it, checked
+// and unpacked by its rank. Returns the ranks whose image failed (the
+// same list everywhere; empty: restored and adopted).
+std::vector<int> DataStore::Impl::load_node_version(const std::vector<NodeFile>& files,
+                                                    const detail::PriorPlan& plan, bool fallback, double t0) {
+  double last = now();
   auto mark = [&](const char* step) {
     const double t = now();
     restore_steps.emplace_back(step, t - last);
@@ -357,34 +451,12 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   };
   const int n = size();
   const int r = rank();
-  node_lost.clear();
-  const auto files = scan(node_root(), n);
-  mark("scan");
-  std::vector<std::vector<detail::SlotSummary>> slots;
-  detail::PriorPlan plan = plan_node(files, slots);
-  if (plan.old_size == 0) return std::nullopt;
-  if (plan.iteration < 0) {
-    if (!plan.lost.empty()) node_lost = plan.lost.front().second;
-    if (r == 0) {
-      log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
-                detail::lost_text(plan, "rank(s)"));
-    }
-    return std::nullopt;
-  }
-  if (plan.iteration < at_least) {
-    if (r == 0)
-      log::info("node-local version of iteration {} is older than HDF5's of iteration {}: HDF5 first",
-                plan.iteration, at_least);
-    return std::nullopt;
-  }
-  spread_readers(slots, plan);
-  mark("plan");
   const std::int64_t it = plan.iteration;
   const auto& src = plan.sources;
   advise_fresh_members();  // a relaunched process: nothing touched them yet
   auto slot = spare_slot();
   std::vector<detail::Buffer> sent;
-  bool ok = true;
+  bool ok = true;  // this rank's own image
   double mapping = 0;
   const std::string what = fmt::format("node-local image of iteration {}", it);
   const auto& me = src[static_cast<std::size_t>(r)];
@@ -400,11 +472,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
       if (s.holder != r) continue;
       detail::Buffer& b = q == r ? slot->own : sent.emplace_back();
       const double tm = now();
-      if (const std::string why = map_planned(files, plan, q, b); !why.empty()) {
-        log::warn("{}", why);
-        ok = false;  // the receiver's checks fail too; the agreement makes it common
-      }
-      mapping += now() - tm;
+      if (const std::string why = map_planned(files, plan, q, b); !why.empty()) log::warn("{}", why);
+      mapping += now() - tm;  // zeros on failure: the receiver's checks fail
       if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
     }
     restore_steps.emplace_back("map", mapping);
@@ -433,31 +502,40 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   const bool agreed = agree(ok ? 1 : 0);
   mark("agree");
   if (!agreed) {
-    if (r == 0) log::warn("node-local version of iteration {} failed its checks", it);
     if (pool.empty()) pool.push_back(std::move(slot));
-    return std::nullopt;
+    // Which images failed: a failure here is repaired like any other.
+    const auto oks = comm.allgather<int>(ok ? 1 : 0);
+    std::vector<int> failed;
+    for (int q = 0; q < n; ++q)
+      if (oks[static_cast<std::size_t>(q)] == 0) failed.push_back(q);
+    return failed;
   }
   adopt(std::move(slot), it, plan.sequence);
   mark("adopt");
+  drop_node_above(it);  // the versions that failed their checks
+  log_node_restore(plan, fallback, now() - t0);
+  return {};
+}
+
+void DataStore::Impl::log_node_restore(const detail::PriorPlan& plan, bool fallback, double seconds) {
   double total = 0;
   const std::string steps = restore_steps_text(total);
-  log::debug("node-local restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
-  if (r == 0) {
-    int own = 0, moved = 0;
-    for (int q = 0; q < n; ++q) {
-      own += src[static_cast<std::size_t>(q)].own;
-      moved += src[static_cast<std::size_t>(q)].holder != q;
-    }
-    const std::string text = fmt::format(
-        "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
-        "another rank) in {:.2f} ms ({})",
-        it, own, n - own, moved, total * 1e3, steps);
-    if (fallback)
-      log::warn("{}", text);
-    else
-      log::info("cold restart: {}", text);
+  log::debug("node-local restore on this rank: {:.2f} ms ({})", seconds * 1e3, steps);
+  if (rank() != 0) return;
+  const int n = size();
+  int own = 0, moved = 0;
+  for (int q = 0; q < n; ++q) {
+    own += plan.sources[static_cast<std::size_t>(q)].own;
+    moved += plan.sources[static_cast<std::size_t>(q)].holder != q;
   }
-  return it;
+  const std::string text = fmt::format(
+      "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
+      "another rank) in {:.2f} ms ({})",
+      plan.iteration, own, n - own, moved, seconds * 1e3, steps);
+  if (fallback)
+    log::warn("{}", text);
+  else
+    log::info("cold restart: {}", text);
 }
 
 }  // namespace fx

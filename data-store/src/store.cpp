@@ -274,11 +274,24 @@ std::array<char, kHostName> host_name() {
 
 void DataStore::Impl::ensure_topology() {
   if (topology_valid) return;
+  const auto all = gather_host_names();
+  set_topology(all.data(), detail::kHostName);
+}
+
+std::vector<char> DataStore::Impl::gather_host_names() {
   const auto mine = detail::host_name();
   std::vector<char> all(static_cast<std::size_t>(size()) * detail::kHostName);
   FX_CHECK_MPI(comm, MPI_Allgather(mine.data(), detail::kHostName, MPI_CHAR, all.data(), detail::kHostName,
                                    MPI_CHAR, comm.raw()));
-  set_topology(all.data(), detail::kHostName);
+  return all;
+}
+
+std::vector<std::string> DataStore::Impl::gather_hosts() {
+  const auto all = gather_host_names();
+  std::vector<std::string> hosts;
+  for (int q = 0; q < size(); ++q)
+    hosts.emplace_back(all.data() + static_cast<std::size_t>(q) * detail::kHostName);
+  return hosts;
 }
 
 std::vector<detail::Inventory> DataStore::Impl::exchange_inventories(
@@ -635,6 +648,18 @@ void DataStore::commit(std::int64_t iteration) {
              st.seconds * 1e3);
 }
 
+// Node-local versions were found and every one failed its checks:
+// checkpoint.node.on_unusable decides (the versions go aside either way).
+void DataStore::Impl::node_unusable() const {
+  if (node_damaged.empty()) return;
+  const std::string what =
+      fmt::format("no node-local version is usable on the live hosts (iteration(s) {} failed their checks)",
+                  fmt::join(node_damaged, ", "));
+  if (options.node.on_unusable == UnusablePolicy::stop)
+    FX_THROW(CheckpointLost, what + " and checkpoint.node.on_unusable is 'stop'");
+  if (rank() == 0) log::warn("{}; checkpoint.node.on_unusable is 'fresh': starting from scratch", what);
+}
+
 // A fresh start: nothing stored belongs to it (node-local versions above
 // iteration 0 would meet its later commits of the same iteration).
 void DataStore::Impl::start_over() {
@@ -655,6 +680,7 @@ std::optional<std::int64_t> DataStore::restore() {
   const int r = comm_.rank();
   im.stored_prior.reset();
   im.resize_from_storage = false;
+  im.node_damaged.clear();
   im.staging.take_waited_seconds();  // counted from here
 
   // Everyone's inventory (and host, for the buddy placement), so that every
@@ -766,11 +792,13 @@ std::optional<std::int64_t> DataStore::restore() {
       return std::nullopt;
     }
   }
+  im.node_unusable();
   im.start_over();
   st.seconds = now() - t0;
   // Lost: in-memory versions during a run, or node-local ones after a
-  // relaunch (files left, but no version complete on the live hosts).
-  st.lost = plan.history || !im.node_lost.empty();
+  // relaunch (files left, but no version complete on the live hosts, or
+  // none passing its checks).
+  st.lost = plan.history || !im.node_lost.empty() || !im.node_damaged.empty();
   st.lost_ranks = plan.history ? plan.unrecoverable : im.node_lost;
   conclude();
   return std::nullopt;

@@ -345,7 +345,8 @@ struct DataStore::Impl {
   // Static members (statics.cpp); collective. Return the bytes sent
   // (publish: at the first commit after registration, else 0) or received.
   std::uint64_t publish_statics();
-  void start_over();  // every version retired, as at a fresh start (restore(), StoreAccess)
+  void node_unusable() const;  // checkpoint.node.on_unusable, when every version failed
+  void start_over();           // every version retired, as at a fresh start (restore(), StoreAccess)
   // Fills `lost` with the ranks whose static data nobody holds any more.
   std::uint64_t restore_statics(std::vector<int>& lost);
   void reset_statics(int size);  // the comm changed size: copies of another decomposition
@@ -394,6 +395,11 @@ struct DataStore::Impl {
   // `at_least`. Collective. Sets node_lost when there were marked files
   // but no version was complete.
   std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
+  std::vector<char> gather_host_names();    // kHostName bytes per rank. Collective.
+  std::vector<std::string> gather_hosts();  // every rank's host name. Collective.
+  std::vector<int> load_node_version(const std::vector<detail::NodeFile>& files,
+                                     const detail::PriorPlan& plan, bool fallback, double t0);
+  void log_node_restore(const detail::PriorPlan& plan, bool fallback, double seconds);
   // Where each old rank's image is among `files` of every rank (their
   // inventories into `slots`): restore_resized's plan. Collective.
   detail::PriorPlan plan_node(const std::vector<detail::NodeFile>& files,
@@ -406,10 +412,13 @@ struct DataStore::Impl {
   // the same: the receivers wait for it, and their checks fail).
   std::string load_node_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
   // Versions above `iteration` in this rank's node directory are an
-  // abandoned future: removed (not collective).
+  // abandoned future, or failed their checks: moved aside when marked,
+  // removed when not (not collective).
   void drop_node_above(std::int64_t iteration);
   std::filesystem::path root() const { return options.hdf5.directory; }
   std::vector<int> node_lost;  // restore_node: the newest version's ranks found nowhere
+  // restore_node: versions an image of which failed its checks, newest first.
+  std::vector<std::int64_t> node_damaged;
   // restore(): where this rank's time went, step by step (seconds), for the
   // node level's log line.
   std::vector<std::pair<const char*, double>> restore_steps;

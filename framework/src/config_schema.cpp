@@ -206,6 +206,8 @@ std::vector<ConfigKey> make_schema() {
               "also write the buddy copy this rank holds"),
       integer("checkpoint.node.keep", FX_MEMBER(checkpoint.node.keep), 1, "a number of versions >= 1",
               "complete versions retained per node directory"),
+      named<UnusablePolicy>("checkpoint.node.on_unusable", FX_MEMBER(checkpoint.node.on_unusable),
+                            "node-local versions found but none usable: start from scratch, or stop"),
       integer("checkpoint.hdf5.every", FX_MEMBER(checkpoint.hdf5.every), 0, "an interval >= 0 (0: off)",
               "every m-th memory version also goes to disk"),
       path("checkpoint.hdf5.directory", FX_MEMBER(checkpoint.hdf5.directory), "a directory path", false,

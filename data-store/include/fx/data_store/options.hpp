@@ -46,6 +46,9 @@ struct NodeCheckpointConfig {
   std::string directory = "/tmp/fx-node-{host}";  // `{host}`: this host's name
   bool partner = true;  // also write the buddy copy this rank holds (needs scheme: buddy)
   int keep = 2;         // complete versions retained per directory
+  // Versions found but every copy of some image failed its checks, in
+  // every version: start from scratch, or throw fx::CheckpointLost.
+  UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
 struct CheckpointConfig {
