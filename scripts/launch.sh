@@ -327,6 +327,15 @@ for attempt in 1 2 3; do
   fi
   break
 done
+# mpiexec itself ended before every rank had returned from MPI_Init, and
+# nobody wrote a verdict: whatever its way out (its own code, a signal; once
+# prterun died on a robust-mutex assertion, 134, after Open MPI had aborted
+# MPI_Init for a rank killed 0.9 s in), a process was lost during start-up.
+if [ -z "$startup_lost" ] && [ "$fx_program" -eq 1 ] && [ ! -e "$status_file.timeout" ] &&
+   [ ! -s "$status_file" ] && [ "$(startup_count)" -lt "$total" ]; then
+  startup_lost="mpiexec ended (exit $rc) during MPI start-up ($(startup_count) of $total had returned from MPI_Init); nothing to recover yet"
+  echo "4 $startup_lost" > "$status_file"
+fi
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
