@@ -5,6 +5,7 @@
 #                   [INJECT <spec>] [SETTINGS <key=value> ...] [ENV VAR=value ...]
 #                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...]
 #                   [EXPECT_END_WITHIN <seconds>]
+#                   [REPEAT <n>] [KILL_RANK_WITHIN <seconds>] [EXPECT_LOG_IF <code> <regex> ...]
 #                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
 #                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]]
 #                   [LAUNCH_ARGS <launcher options> ...]
@@ -21,7 +22,11 @@
 # run report to the build tree and checks it with scripts/check_report.py
 # (count:failures=2, eq:exit.code=3, has:PATH, ...); EXPECT_END_WITHIN
 # bounds the time from the app's last stamped step (FX_PROGRESS_FILE, every
-# 0.5 s) to the launcher's exit. The test holds
+# 0.5 s) to the launcher's exit. REPEAT runs the whole check n times
+# (TIMEOUT is then each run's); KILL_RANK_WITHIN kills one rank with SIGKILL
+# from outside at a random time in each run's first seconds, EXPECT_EXIT
+# may then list codes ("3|4"), and EXPECT_LOG_IF pairs a code with a regex
+# that must match when the run exits with it. The test holds
 # NP + SPARES processors (ctest -j). Several calls sharing defaults put
 # them in a variable: fx_add_mpi_test(x ${_ring} INJECT 2@12); a later
 # single-value keyword wins, list keywords add up.
@@ -58,8 +63,8 @@ function(fx_add_unit_test name)
 endfunction()
 
 function(fx_add_mpi_test name)
-  cmake_parse_arguments(arg "SLURM" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN"
-    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
+  cmake_parse_arguments(arg "SLURM" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN;REPEAT;KILL_RANK_WITHIN"
+    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_LOG_IF;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
     ${ARGN})
   foreach(req NP TIMEOUT)
     if(NOT arg_${req})
@@ -107,7 +112,11 @@ function(fx_add_mpi_test name)
   endif()
   add_test(NAME ${name} COMMAND ${command})
   math(EXPR procs "${arg_NP} + ${arg_SPARES}")
-  set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${procs}
+  set(timeout ${arg_TIMEOUT})
+  if(arg_REPEAT)
+    math(EXPR timeout "${arg_TIMEOUT} * ${arg_REPEAT}")
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${procs}
     LABELS "mpi;${arg_LABELS}" ENVIRONMENT "${env}")
   if(arg_HOSTS)
     # One set of test hosts at a time; 77: no root / ip netns / sshd here.
@@ -180,7 +189,23 @@ macro(_fx_launch_command out)
   if(arg_EXPECT_END_WITHIN)
     list(APPEND logs --ended-within ${arg_EXPECT_END_WITHIN} ${CMAKE_CURRENT_BINARY_DIR}/${name}.progress)
   endif()
-  set(${out} ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${arg_EXPECT_EXIT} ${logs} --
+  set(pair)
+  foreach(item IN LISTS arg_EXPECT_LOG_IF)
+    list(APPEND pair ${item})
+    list(LENGTH pair len)
+    if(len EQUAL 2)
+      list(APPEND logs --log-if ${pair})
+      set(pair)
+    endif()
+  endforeach()
+  if(arg_KILL_RANK_WITHIN)
+    list(APPEND logs --kill-rank-within ${arg_KILL_RANK_WITHIN})
+  endif()
+  set(repeat)
+  if(arg_REPEAT)
+    set(repeat --repeat ${arg_REPEAT})
+  endif()
+  set(${out} ${PROJECT_SOURCE_DIR}/scripts/expect_exit.sh ${repeat} ${arg_EXPECT_EXIT} ${logs} --
              ${FX_LAUNCHER} ${arg_LAUNCH_ARGS} -n ${arg_NP} -s ${arg_SPARES} -t ${inner}
              -- $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
 endmacro()

@@ -77,6 +77,23 @@ done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
 
+# Where the launcher writes outside its own directory (FX_JOB_INFO, set by
+# the supervisor), it writes a temporary made exclusively beside the target
+# and renames it over a regular file only: a device node, FIFO, socket or
+# link there is refused before anything starts (as root, /dev/full once
+# became a regular file holding a run report).
+not_regular() { [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; }
+if [ -n "${FX_JOB_INFO:-}" ] && not_regular "$FX_JOB_INFO"; then
+  echo "fx run: env FX_JOB_INFO: expected a regular file path, got '$FX_JOB_INFO' ($(stat -c %F "$FX_JOB_INFO"))" >&2
+  exit 2
+fi
+# write_file PATH TEXT
+write_file() {
+  local tmp
+  tmp=$(mktemp "$1.tmp.XXXXXX") || return 1
+  { printf '%s\n' "$2" >"$tmp" && ! not_regular "$1" && mv -fT "$tmp" "$1"; } || { rm -f "$tmp"; return 1; }
+}
+
 total=$((n + s))
 # Everything of this launch lives in one directory, removed at the end: the
 # verdict file and what is named after it (start-up marks, kill stamps,
@@ -203,7 +220,12 @@ startup_reset() {
   started=0; peak=0; last_live=-1; startup_lost=""
   startup_t0=$(date +%s); live_since=$startup_t0
 }
-startup_count() { local f n=0; for f in "$status_file".up.*; do [ -e "$f" ] && n=$((n + 1)); done; echo "$n"; }
+# (only "up.<rank>": a mark is written as a temporary beside it first)
+startup_count() {
+  local f n=0
+  for f in "$status_file".up.*; do [[ "$f" =~ \.up\.[0-9]+$ ]] && [ -e "$f" ] && n=$((n + 1)); done
+  echo "$n"
+}
 # local_ranks (above): ranks expected as children of mpiexec on this host
 # (all of them unless a hostfile spreads them; 0: unknown, only a drop or
 # the time-out counts).
@@ -262,7 +284,7 @@ launch() {
   exec {outfd}>&-
   # The supervisor finds the job's leftovers by mpiexec's PMIx namespace,
   # and removes this directory once it has ended them.
-  [ -n "${FX_JOB_INFO:-}" ] && echo "mpiexec_pid=$pid run_dir=$run_dir" >"$FX_JOB_INFO"
+  [ -n "${FX_JOB_INFO:-}" ] && write_file "$FX_JOB_INFO" "mpiexec_pid=$pid run_dir=$run_dir"
   (
     exec >/dev/null 2>&1   # never hold the caller's pipes open
     sleep "$t" & sp=$!
@@ -327,6 +349,15 @@ for attempt in 1 2 3; do
   fi
   break
 done
+# mpiexec itself ended before every rank had returned from MPI_Init, and
+# nobody wrote a verdict: whatever its way out (its own code, a signal; once
+# prterun died on a robust-mutex assertion, 134, after Open MPI had aborted
+# MPI_Init for a rank killed 0.9 s in), a process was lost during start-up.
+if [ -z "$startup_lost" ] && [ "$fx_program" -eq 1 ] && [ ! -e "$status_file.timeout" ] &&
+   [ ! -s "$status_file" ] && [ "$(startup_count)" -lt "$total" ]; then
+  startup_lost="mpiexec ended (exit $rc) during MPI start-up ($(startup_count) of $total had returned from MPI_Init); nothing to recover yet"
+  echo "4 $startup_lost" > "$status_file"
+fi
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then

@@ -7,6 +7,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: fx plot REPORT.yaml [OUT.png]" >&2; exit 2; }
 report=$1
 out=${2:-${report%.yaml}.png}
+# Where the picture's path came from, for a refusal (plot_report.py).
+if [ $# -ge 2 ]; then export FX_PLOT_OUT_FROM="OUT.png"; else export FX_PLOT_OUT_FROM="OUT.png (REPORT's name, .png)"; fi
 [ -r "$report" ] || { echo "fx plot: cannot read the report '$report'" >&2; exit 1; }
 command -v gnuplot >/dev/null || { echo "fx plot: gnuplot not found; run ./fx setup" >&2; exit 1; }
 # Debian's python3 has PyYAML; the project venv's python may not.

@@ -8,10 +8,13 @@ checkpoints (memory and HDF5), each failure (kill), its detection, and each
 recovery with its phases (revoke, shrink, agree, rebuild, restore) stacked in
 a strip along the top. Needs PyYAML (Debian python3-yaml) and gnuplot.
 """
+import os
 import subprocess
 import sys
 
 import yaml
+
+import fx_files
 
 PHASES = [("revoke", "#9467bd"), ("shrink", "#8c564b"), ("agree", "#e377c2"),
           ("rebuild", "#17becf"), ("restore", "#bcbd22")]
@@ -152,6 +155,12 @@ def main(argv):
     except ValueError:
         sys.stderr.write(f"fx plot: size expects WIDTHxHEIGHT, got '{size}'\n")
         return 2
+    # Before any work: no device node, FIFO, socket or link is written over.
+    why = fx_files.unusable_target(out)
+    if why:
+        origin = os.environ.get("FX_PLOT_OUT_FROM", "OUT.png")
+        sys.stderr.write(f"fx plot: {origin}: expected a picture file path, got '{out}' ({why})\n")
+        return 2
     try:
         with open(report) as fh:
             rep = yaml.safe_load(fh)
@@ -161,10 +170,23 @@ def main(argv):
     if not isinstance(rep, dict) or "fx_report" not in rep:
         sys.stderr.write(f"fx plot: '{report}' is not an fx run report (no fx_report key)\n")
         return 1
-    script = build_script(rep, out, width, height)
-    done = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    # gnuplot draws into a temporary beside the picture, renamed over it.
+    try:
+        fd, tmp = fx_files.temp_beside(out)
+    except OSError as e:
+        sys.stderr.write(f"fx plot: cannot write the picture to '{out}': {e}\n")
+        return 1
+    os.close(fd)
+    done = subprocess.run(["gnuplot"], input=build_script(rep, tmp, width, height), text=True,
+                          capture_output=True)
     if done.returncode != 0:
+        os.unlink(tmp)
         sys.stderr.write(f"fx plot: gnuplot failed:\n{done.stderr}")
+        return 1
+    try:
+        fx_files.replace_with(tmp, out)
+    except (OSError, fx_files.Refused) as e:
+        sys.stderr.write(f"fx plot: cannot write the picture to '{out}': {e}\n")
         return 1
     return 0
 

@@ -47,6 +47,8 @@ import time
 
 import yaml
 
+import fx_files
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # PRRTE names the daemon it lost: "Remote host: fxh2" / "Remote daemon: [...] on node fxh2".
 NAMED_HOST = re.compile(r"Remote (?:host|daemon):\s*(?:\[[^\]]*\]\s*on node\s*)?([\w.-]+)")
@@ -375,8 +377,7 @@ def merge_report(path, attempts, relaunches, code):
     }
     if isinstance(report.get("exit"), dict) and relaunches > 0:
         report["exit"]["code"] = code
-    with open(path, "w") as f:
-        yaml.safe_dump(report, f, sort_keys=False)
+    fx_files.write_replacing(path, yaml.safe_dump(report, sort_keys=False))
 
 
 def main():
@@ -407,7 +408,14 @@ def main():
     atexit.register(shutil.rmtree, workdir, True)
     # An fx program names its report from every source (file, FX_*, --fx-set).
     settings = program_settings(launch_args)
-    report_path = settings.get("report.path") or os.environ.get("FX_CFG_REPORT__PATH") or os.environ.get("FX_REPORT")
+    report_path, report_from = next(((p, o) for p, o in (
+        (settings.get("report.path"), "report.path"), (os.environ.get("FX_CFG_REPORT__PATH"), "env FX_CFG_REPORT__PATH"),
+        (os.environ.get("FX_REPORT"), "env FX_REPORT")) if p), ("", ""))
+    # Before any launch: the merged report never replaces what is no regular file.
+    if report_path and fx_files.unusable_target(report_path):
+        say(f"{report_from}: expected a writable file path, got '{report_path}' "
+            f"({fx_files.unusable_target(report_path)})")
+        sys.exit(2)
     ranks = (int(launcher_option(launch_args, "-n", "0")), int(launcher_option(launch_args, "-s", "0")))
     shrink = settings.get("recovery.on_exhausted") == "shrink"
     env = dict(os.environ)
@@ -510,8 +518,11 @@ def main():
     if relaunches and code == 0:
         code = 3
     if report_path and os.path.exists(report_path):
-        merge_report(report_path, attempts, relaunches, code)
-        say(f"report {report_path}: the last attempt's, with {len(attempts)} attempt(s) under supervisor:")
+        try:
+            merge_report(report_path, attempts, relaunches, code)
+            say(f"report {report_path}: the last attempt's, with {len(attempts)} attempt(s) under supervisor:")
+        except (OSError, fx_files.Refused) as e:  # replaced by something else meanwhile
+            say(f"report {report_path}: not merged ({e})")
     say(f"{'finished' if code in (0, 3) else 'ended'} with exit {code} after {relaunches} relaunch(es), "
         f"{time.monotonic() - t0:.2f} s in all")
     sys.exit(code)

@@ -1,3 +1,4 @@
+#include <fx/detail/files.hpp>
 #include <fx/detail/status.hpp>
 
 #include <fmt/format.h>
@@ -10,10 +11,10 @@ namespace fx {
 void write_status(ExitCode code, std::string_view text) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;
-  if (std::FILE* f = std::fopen(path, "w")) {
-    std::fprintf(f, "%d %.*s\n", static_cast<int>(code), static_cast<int>(text.size()), text.data());
-    std::fclose(f);
-  }
+  // Written aside and renamed (the launcher never reads half a line); a
+  // target that is no regular file is left alone (the job's own checks
+  // refused it before MPI started).
+  detail::write_replacing(path, fmt::format("{} {}\n", static_cast<int>(code), text), 0644);
 }
 }  // namespace fx
 
@@ -38,18 +39,13 @@ void ProgressStamp::step(std::int64_t iteration, double t, bool first) {
   last_ = t;
   if (first) first_ = fmt::format("{} {:.6f}", iteration, t);
   // Written beside and renamed, so a reader never sees half a line.
-  const std::string tmp = path_ + ".tmp";
-  if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fprintf(f, "%lld %.6f\n%s\n", static_cast<long long>(iteration), t, first_.c_str());
-    std::fclose(f);
-    std::rename(tmp.c_str(), path_.c_str());
-  }
+  write_replacing(path_, fmt::format("{} {:.6f}\n{}\n", iteration, t, first_), 0644);
 }
 
 void mark_started(int world_rank) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;
   const std::string up = std::string(path) + ".up." + std::to_string(world_rank);
-  if (std::FILE* f = std::fopen(up.c_str(), "w")) std::fclose(f);
+  write_replacing(up, "", 0644);
 }
 }  // namespace fx::detail

@@ -1,5 +1,6 @@
 #include "hdf5_file.hpp"
 
+#include <fx/detail/files.hpp>
 #include <fx/error.hpp>
 
 #include <sys/stat.h>
@@ -208,7 +209,12 @@ std::string get_string(const Context& cx, hid_t obj, const char* name, const std
 
 std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const std::byte* image) {
   const fs::path final_path = dir / rank_file_name(info.rank);
-  const fs::path tmp = dir / (rank_file_name(info.rank) + ".tmp");
+  // HDF5 opens the temporary by name: created exclusively first, then truncated.
+  TempFile made;
+  if (const std::string why = create_temp_beside(final_path.string(), made); !why.empty())
+    FX_THROW(CheckpointError, fmt::format("cannot create a file beside {}: {}", final_path.string(), why));
+  ::close(made.fd);
+  const fs::path tmp = made.path;
   Context cx(tmp.string());
   {
     Hid fapl = file_access();
@@ -251,9 +257,8 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
   }
   ::chmod(tmp.c_str(), 0640);
   sync_path(tmp, false);
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    cx.fail(fmt::format("cannot rename to {}: {}", final_path.string(), std::strerror(errno)));
-  }
+  if (const std::string why = replace_with(tmp.string(), final_path.string()); !why.empty())
+    cx.fail(fmt::format("cannot rename to {}: {}", final_path.string(), why));
   // The directory entry is made durable once for all ranks, by rank 0's
   // fsync of the directory after the manifest (write_manifest).
   std::error_code ec;

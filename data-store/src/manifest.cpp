@@ -1,5 +1,6 @@
 #include "manifest.hpp"
 
+#include <fx/detail/files.hpp>
 #include <fx/error.hpp>
 #include <fx/log.hpp>
 
@@ -40,6 +41,14 @@ void make_dir(const fs::path& p) {
   if (errno == EEXIST && fs::is_directory(p)) return;
   FX_THROW(CheckpointError,
            fmt::format("cannot create checkpoint directory {}: {}", p.string(), std::strerror(errno)));
+}
+
+// A directory fx names inside the user's (a version, the quarantine): a
+// link or anything else already there is refused, never followed.
+void make_own_dir(const fs::path& p) {
+  const std::string why = make_directory(p.string(), 0750);
+  if (!why.empty())
+    FX_THROW(CheckpointError, fmt::format("cannot create checkpoint directory {}: {}", p.string(), why));
 }
 
 }  // namespace
@@ -139,29 +148,9 @@ Manifest read_manifest(const fs::path& file, bool every_rank) {
 }
 
 void write_file_durably(const fs::path& file, const void* data, std::size_t n) {
-  const fs::path tmp = file.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0)
-    FX_THROW(CheckpointError, fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)));
-  const auto* p = static_cast<const char*>(data);
-  int err = 0;
-  for (std::size_t done = 0; done < n && err == 0;) {
-    const ssize_t w = ::write(fd, p + done, n - done);
-    if (w > 0)
-      done += static_cast<std::size_t>(w);
-    else if (w == 0)
-      err = ENOSPC;
-    else if (errno != EINTR)
-      err = errno;
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (err != 0)
-    FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", tmp.string(), std::strerror(err)));
-  if (::rename(tmp.c_str(), file.c_str()) != 0) {
-    FX_THROW(CheckpointError,
-             fmt::format("cannot rename {} to {}: {}", tmp.string(), file.string(), std::strerror(errno)));
-  }
+  const std::string why =
+      write_replacing(file.string(), std::string_view(static_cast<const char*>(data), n), 0640, true);
+  if (!why.empty()) FX_THROW(CheckpointError, fmt::format("cannot write {}: {}", file.string(), why));
 }
 
 void write_manifest(const fs::path& dir, const Manifest& m, const std::string& name) {
@@ -200,13 +189,13 @@ fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
       log::warn("moved {} aside to {}: not a version directory, in the way of iteration {}", dir.string(),
                 to->string(), iteration);
   }
-  make_dir(dir);
+  make_own_dir(dir);
   return dir;
 }
 
 std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
   const fs::path aside = root / "quarantine";
-  make_dir(aside);
+  make_own_dir(aside);
   fs::path to = aside / path.filename();
   std::error_code ec;
   for (int i = 1; fs::exists(fs::symlink_status(to, ec)); ++i)
@@ -241,7 +230,11 @@ void remove_rank_files(const fs::path& root, std::int64_t current, int rank) {
     if (v.iteration >= current || v.complete) continue;
     std::error_code ec;
     fs::remove(v.path / rank_file_name(rank), ec);
-    fs::remove(v.path / (rank_file_name(rank) + ".tmp"), ec);
+    // and its temporaries ("<file>.tmp.XXXXXX", create_temp_beside)
+    const std::string tmp = rank_file_name(rank) + ".tmp";
+    std::error_code it_ec;
+    for (fs::directory_iterator it(v.path, it_ec), end; !it_ec && it != end; it.increment(it_ec))
+      if (it->path().filename().string().rfind(tmp, 0) == 0) fs::remove(it->path(), ec);
   }
 }
 

@@ -3,6 +3,8 @@
 // the job's size.
 #include <fmt/format.h>
 
+#include <fx/detail/files.hpp>
+
 #include "config_schema.hpp"
 
 namespace fx::detail {
@@ -33,24 +35,44 @@ void cross_check(Walker& w, const YAML::Node& root, const Config& cfg) {
            "false when recovery.on_exhausted is shrink (Reinit restarts at the same size)");
 }
 
-// The places fx writes to must be writable before any MPI work starts.
-void check_paths(const Config& cfg) {
-  if (!cfg.report_path.empty()) {
-    const std::string why = unwritable_reason(cfg.report_path, false);
-    if (!why.empty()) {
-      const auto o = cfg.origin_of("report.path");
-      FX_THROW(ConfigError, o.position, o.key,
-               fmt::format("expected a writable file path, got '{}' ({})", cfg.report_path, why));
-    }
+namespace {
+// One line naming the key, where it was set, its value and why not
+// (`checked`: the part of the value fx can check before it runs).
+void refuse_unwritable(const ConfigOrigin& o, const std::string& value, PathKind kind,
+                       const std::string& checked) {
+  const std::string why = unwritable_reason(checked, kind);
+  if (why.empty()) return;
+  FX_THROW(ConfigError, o.position, o.key,
+           fmt::format("expected a writable {}, got '{}' ({})",
+                       kind == PathKind::file ? "file path" : "directory", value, why));
+}
+void refuse_unwritable(const ConfigOrigin& o, const std::string& value, PathKind kind) {
+  refuse_unwritable(o, value, kind, value);
+}
+}  // namespace
+
+// The places fx writes to must be writable, and no device node, FIFO,
+// socket or symbolic link, before any MPI work starts.
+void check_paths(const Config& cfg, const std::vector<std::string>& env) {
+  if (!cfg.report_path.empty())
+    refuse_unwritable(cfg.origin_of("report.path"), cfg.report_path, PathKind::file);
+  if (cfg.checkpoint.hdf5.every > 0)
+    refuse_unwritable(cfg.origin_of("checkpoint.hdf5.directory"), cfg.checkpoint.hdf5.directory,
+                      PathKind::directory);
+  if (cfg.checkpoint.node.every > 0) {
+    // Up to {host}: the rest is this host's, made by the store.
+    const std::string& dir = cfg.checkpoint.node.directory;
+    const auto host = dir.find("{host}");
+    const auto cut = host == std::string::npos ? dir.size() : dir.rfind('/', host);
+    refuse_unwritable(cfg.origin_of("checkpoint.node.directory"), dir, PathKind::directory,
+                      cut == std::string::npos ? "." : dir.substr(0, cut == 0 ? 1 : cut));
   }
-  if (cfg.checkpoint.hdf5.every > 0) {
-    const auto& dir = cfg.checkpoint.hdf5.directory;
-    const std::string why = unwritable_reason(dir, true);
-    if (!why.empty()) {
-      const auto o = cfg.origin_of("checkpoint.hdf5.directory");
-      FX_THROW(ConfigError, o.position, o.key,
-               fmt::format("expected a writable directory, got '{}' ({})", dir, why));
-    }
+  // The launcher's verdict file (start-up marks and kill stamps beside it)
+  // and the supervisor's progress stamp.
+  for (const std::string name : {"FX_STATUS_FILE", "FX_PROGRESS_FILE"}) {
+    for (const auto& entry : env)
+      if (entry.size() > name.size() + 1 && entry.compare(0, name.size() + 1, name + "=") == 0)
+        refuse_unwritable(ConfigOrigin{"env " + name, name}, entry.substr(name.size() + 1), PathKind::file);
   }
 }
 

@@ -1,13 +1,9 @@
 #include "config_detail.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -119,46 +115,6 @@ std::string target_text(TargetKind kind, int target) {
   if (kind == TargetKind::rank) return std::to_string(target);
   if (kind == TargetKind::spare && target == 0) return "spare";
   return fmt::format("{}:{}", to_string(kind), target);
-}
-
-namespace {
-// access(W_OK) passes where nothing can be created (as root under /proc):
-// create and remove a file of this process's own to be sure.
-std::string cannot_create_in(const std::string& dir) {
-  const std::string probe = fmt::format("{}/.fx-probe-{}", dir == "/" ? "" : dir, ::getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return fmt::format("cannot create files in {}: {}", dir, std::strerror(errno));
-  ::close(fd);
-  ::unlink(probe.c_str());
-  return "";
-}
-}  // namespace
-
-std::string unwritable_reason(const std::string& path, bool is_directory) {
-  std::string p = path.empty() ? "." : path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  struct stat st {};
-  if (::stat(p.c_str(), &st) == 0) {
-    if (is_directory && !S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", p);
-    if (!is_directory && S_ISDIR(st.st_mode)) return fmt::format("{} is a directory", p);
-    if (::access(p.c_str(), W_OK) != 0) return fmt::format("{} is not writable", p);
-    return is_directory ? cannot_create_in(p) : "";
-  }
-  // Walk up to the nearest existing ancestor: fx creates what is missing.
-  std::string dir = p;
-  for (;;) {
-    const auto slash = dir.find_last_of('/');
-    if (slash == std::string::npos) {
-      dir = ".";
-    } else {
-      dir = slash == 0 ? "/" : dir.substr(0, slash);
-    }
-    if (::stat(dir.c_str(), &st) == 0) break;
-    if (dir == "." || dir == "/") return fmt::format("{} does not exist", dir);
-  }
-  if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir);
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("{} is not writable", dir);
-  return cannot_create_in(dir);
 }
 
 }  // namespace fx::detail

@@ -35,8 +35,4 @@ bool parse_bool(std::string_view text, bool& out);
 bool parse_target(std::string_view text, TargetKind& kind, int& target);
 std::string target_text(TargetKind kind, int target);
 
-// Writability of a file or directory path: "" when fx can create it (the
-// nearest existing ancestor is a writable directory), else why not.
-std::string unwritable_reason(const std::string& path, bool is_directory);
-
 }  // namespace fx::detail

@@ -55,6 +55,6 @@ YAML::Node parse_inject_env(const std::string& text);
 // The memory level commits in the step loop (a fixed or an auto interval).
 bool memory_on(const Config& cfg);
 void cross_check(Walker& w, const YAML::Node& root, const Config& cfg);
-void check_paths(const Config& cfg);
+void check_paths(const Config& cfg, const std::vector<std::string>& env);
 
 }  // namespace fx::detail

@@ -170,7 +170,6 @@ Config load(const std::string& file, const std::string& file_origin, const std::
   // Apps look their keys up later (config_get): keep where overrides came from.
   for (const auto& [key, position] : overridden)
     if (key == "app" || key.rfind("app.", 0) == 0) cfg.origins[key] = ConfigOrigin{position, key};
-  check_paths(cfg);
   return cfg;
 }
 
@@ -246,7 +245,9 @@ Config load_config(const std::string& file, const std::vector<std::string>& env,
     for (const auto& e : env)
       if (e.rfind("FX_CONFIG=", 0) == 0) path = e.substr(10), origin = "env FX_CONFIG";
   }
-  return load(path, origin, env_overrides(env), set_overrides);
+  Config cfg = load(path, origin, env_overrides(env), set_overrides);
+  check_paths(cfg, env);
+  return cfg;
 }
 
 Config load_config(int& argc, char** argv) {

@@ -4,15 +4,14 @@
 // after each repair every live process drops the specs whose victims died.
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/detail/files.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/error.hpp>
 #include <fx/exit_code.hpp>
 #include <fx/inject.hpp>
 #include <fx/log.hpp>
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -210,14 +209,7 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
   }
   // The stamp lets survivors measure detection latency on this node's clock.
   const std::string stamp = kill_stamp_path(world_rank_);
-  if (!stamp.empty()) {
-    const int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      const std::string text = fmt::format("{:.9f}\n", now());
-      [[maybe_unused]] const auto n = ::write(fd, text.data(), text.size());
-      ::close(fd);
-    }
-  }
+  if (!stamp.empty()) write_replacing(stamp, fmt::format("{:.9f}\n", now()), 0644);
   if (s.action == InjectAction::abort) std::abort();
   std::raise(signal_of(s.action));
   if (s.action == InjectAction::sigstop) return;  // continued (SIGCONT): the hang is over

@@ -4,6 +4,7 @@
 // most six decimals, so every YAML reader (also YAML 1.1 ones such as
 // PyYAML, used by ./fx plot) reads them as numbers.
 #include <fx/config_yaml.hpp>
+#include <fx/detail/files.hpp>
 #include <fx/error.hpp>
 #include <fx/report.hpp>
 
@@ -356,24 +357,11 @@ void Report::write(const std::string& path) const {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);  // a failure shows at open
-  // Write aside and rename: a reader never sees half a report.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    if (f) f << text;
-    f.flush();
-    if (!f) {
-      const int err = errno;
-      std::remove(tmp.c_str());
-      FX_THROW(Error, fmt::format("cannot write the run report to '{}': {}", path, std::strerror(err)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    FX_THROW(Error, fmt::format("cannot write the run report to '{}': {}", path, std::strerror(err)));
-  }
+  if (!parent.empty()) fs::create_directories(parent, ec);  // a failure shows at the write
+  // Aside and renamed: a reader never sees half a report, and a device
+  // node or link in its place is refused, never replaced.
+  const std::string why = detail::write_replacing(path, text, 0644);
+  if (!why.empty()) FX_THROW(Error, fmt::format("cannot write the run report to '{}': {}", path, why));
 }
 
 std::string Report::summary() const {

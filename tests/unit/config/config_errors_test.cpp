@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <fx_test/special_files.hpp>
+
 #include "config_test_util.hpp"
 
 namespace {
@@ -408,6 +410,61 @@ const std::vector<BadCase> kCases = {
      0,
      "{f}:3:31: checkpoint.hdf5.directory: expected a writable directory, got '{d}/plain-file/ckpt' "
      "({d}/plain-file is not a directory)"},
+    // An existing target that is no regular file (made by BadConfig):
+    // refused, never replaced (as root /dev/full became the report).
+    {"report_device_node",
+     "report:\n  path: {d}/dev\n",
+     {},
+     {},
+     0,
+     "{f}:2:9: report.path: expected a writable file path, got '{d}/dev' ({d}/dev is a character device)"},
+    {"report_fifo",
+     "",
+     {"FX_REPORT={d}/fifo"},
+     {},
+     0,
+     "env FX_REPORT: report.path: expected a writable file path, got '{d}/fifo' ({d}/fifo is a FIFO)"},
+    {"report_socket",
+     "",
+     {"FX_CFG_REPORT__PATH={d}/sock"},
+     {},
+     0,
+     "env FX_CFG_REPORT__PATH: report.path: expected a writable file path, got '{d}/sock' ({d}/sock is a "
+     "socket)"},
+    {"report_symlink",
+     "report:\n  path: {d}/link\n",
+     {},
+     {},
+     0,
+     "{f}:2:9: report.path: expected a writable file path, got '{d}/link' ({d}/link is a symbolic link)"},
+    {"status_file_fifo",
+     "",
+     {"FX_STATUS_FILE={d}/fifo"},
+     {},
+     0,
+     "env FX_STATUS_FILE: FX_STATUS_FILE: expected a writable file path, got '{d}/fifo' ({d}/fifo is a "
+     "FIFO)"},
+    {"progress_file_device_node",
+     "",
+     {"FX_PROGRESS_FILE={d}/dev"},
+     {},
+     0,
+     "env FX_PROGRESS_FILE: FX_PROGRESS_FILE: expected a writable file path, got '{d}/dev' ({d}/dev is a "
+     "character device)"},
+    {"checkpoint_dir_socket",
+     "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: {d}/sock}\n",
+     {},
+     {},
+     0,
+     "{f}:3:31: checkpoint.hdf5.directory: expected a writable directory, got '{d}/sock' ({d}/sock is not a "
+     "directory (a socket))"},
+    {"node_dir_fifo",
+     "checkpoint:\n  memory: {every: 5}\n  node:\n    every: 2\n    directory: \"{d}/fifo/{host}\"\n",
+     {},
+     {},
+     0,
+     "{f}:5:16: checkpoint.node.directory: expected a writable directory, got '{d}/fifo/{host}' ({d}/fifo is "
+     "not a directory (a FIFO))"},
     // --- command line
     {"set_without_equals",
      "",
@@ -506,6 +563,7 @@ TEST_P(BadConfig, ExactMessage) {
   const BadCase& c = GetParam();
   static bool made = [] {
     scratch().file("plain-file", "not a directory\n");
+    fx_test::make_special_files(scratch().path());
     return true;
   }();
   (void)made;
@@ -573,6 +631,13 @@ TEST(WritableCheck, ProcIsNotWritable) {
   EXPECT_NE(got2.find("checkpoint.hdf5.directory: expected a writable directory, got '/proc/fx-ckpt' ("),
             std::string::npos)
       << got2;
+  // A regular file there passed too (as root), and the run failed after
+  // its work: the report's temporary cannot be made beside it.
+  const std::string got3 = fx::test::load_error("", {"FX_REPORT=/proc/self/status"});
+  EXPECT_EQ(
+      got3,
+      "env FX_REPORT: report.path: expected a writable file path, got '/proc/self/status' (/proc/self is not "
+      "writable)");
 }
 }  // namespace
 
