@@ -3,8 +3,8 @@
 #   fx_add_mpi_test(<name> NP <active ranks> TIMEOUT <seconds>
 #                   [SPARES <s>] [LABELS ...] [TARGET <exe>] [ARGS ...]
 #                   [INJECT <spec>] [SETTINGS <key=value> ...] [ENV VAR=value ...]
-#                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_REPORT <assertion> ...]
-#                   [EXPECT_END_WITHIN <seconds>]
+#                   [EXPECT_EXIT <code>] [EXPECT_LOG <regex> ...] [EXPECT_NO_LOG <regex> ...]
+#                   [EXPECT_REPORT <assertion> ...] [EXPECT_END_WITHIN <seconds>]
 #                   [REPEAT <n>] [KILL_RANK_WITHIN <seconds>] [EXPECT_LOG_IF <code> <regex> ...]
 #                   [FIXTURES_SETUP ...] [FIXTURES_REQUIRED ...] [FIXTURES_CLEANUP ...]
 #                   [BASELINE <exe> [BASELINE_ARGS ...] [BASELINE_NP <n>] [RTOL <key=tol,...>]]
@@ -18,7 +18,8 @@
 # are configuration keys (checkpoint.memory.every=5 becomes
 # FX_CFG_CHECKPOINT__MEMORY__EVERY=5). EXPECT_EXIT checks the launcher's
 # verdict code (docs/architecture.md), default 0; EXPECT_LOG regexes
-# (extended) must each match a line of the output; EXPECT_REPORT writes the
+# (extended) must each match a line of the output, EXPECT_NO_LOG ones none
+# (a line every rank said that one rank must say); EXPECT_REPORT writes the
 # run report to the build tree and checks it with scripts/check_report.py
 # (count:failures=2, eq:exit.code=3, has:PATH, ...); EXPECT_END_WITHIN
 # bounds the time from the app's last stamped step (FX_PROGRESS_FILE, every
@@ -64,7 +65,7 @@ endfunction()
 
 function(fx_add_mpi_test name)
   cmake_parse_arguments(arg "SLURM" "NP;SPARES;TIMEOUT;TARGET;EXPECT_EXIT;INJECT;BASELINE;BASELINE_NP;RTOL;HOSTS;SPARE_HOSTS;FRESH_DIR;EXPECT_END_WITHIN;REPEAT;KILL_RANK_WITHIN"
-    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_LOG_IF;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
+    "LABELS;ARGS;ENV;SETTINGS;EXPECT_LOG;EXPECT_LOG_IF;EXPECT_NO_LOG;EXPECT_REPORT;FIXTURES_SETUP;FIXTURES_REQUIRED;FIXTURES_CLEANUP;BASELINE_ARGS;LAUNCH_ARGS;HOST_EVENTS"
     ${ARGN})
   foreach(req NP TIMEOUT)
     if(NOT arg_${req})
@@ -179,6 +180,9 @@ macro(_fx_launch_command out)
   set(logs)
   foreach(re IN LISTS arg_EXPECT_LOG)
     list(APPEND logs --log ${re})
+  endforeach()
+  foreach(re IN LISTS arg_EXPECT_NO_LOG)
+    list(APPEND logs --no-log ${re})
   endforeach()
   if(arg_EXPECT_REPORT)
     list(APPEND logs --report ${CMAKE_CURRENT_BINARY_DIR}/${name}.report.yaml)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# expect_exit.sh [--repeat N] CODE [--log REGEX]... [--log-if CODE REGEX]...
+# expect_exit.sh [--repeat N] CODE [--log REGEX]... [--log-if CODE REGEX]... [--no-log REGEX]...
 #                [--report FILE [--check ASSERTION]...]
 #                [--ended-within SECONDS FILE] [--kill-rank-within SECONDS] [--] command...
 # Succeed iff the command exits with CODE (or one of "3|4"), its output
 # (stdout and stderr together) has a line matching each extended REGEX (with
-# --log-if only when it exited with that CODE), the run report FILE
+# --log-if only when it exited with that CODE) and none matching a
+# --no-log REGEX (e.g. a line said by every rank that one rank must say), the run report FILE
 # (exported as FX_REPORT) passes each scripts/check_report.py ASSERTION, and
 # the command ended within SECONDS of the newest step stamped in FILE
 # (exported as FX_PROGRESS_FILE: "<iteration> <CLOCK_MONOTONIC time>").
@@ -26,11 +27,12 @@ if [ "${1:-}" = "--repeat" ]; then
   exit 0
 fi
 want=$1; shift
-logs=(); logs_if=(); report=""; checks=(); within=""; progress=""; kill_within=""
+logs=(); logs_if=(); nologs=(); report=""; checks=(); within=""; progress=""; kill_within=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --log) logs+=("$2"); shift 2 ;;
     --log-if) logs_if+=("$2" "$3"); shift 3 ;;
+    --no-log) nologs+=("$2"); shift 2 ;;
     --kill-rank-within) kill_within=$2; shift 2 ;;
     --report) report=$2; shift 2 ;;
     --check) checks+=("$2"); shift 2 ;;
@@ -72,7 +74,7 @@ if [ -n "$kill_within" ]; then
 fi
 # The killer has nothing left to kill once the command ended.
 stop_killer() { [ -z "$killer" ] || { kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null; killer=""; }; }
-if [ ${#logs[@]} -eq 0 ] && [ ${#logs_if[@]} -eq 0 ]; then
+if [ ${#logs[@]} -eq 0 ] && [ ${#logs_if[@]} -eq 0 ] && [ ${#nologs[@]} -eq 0 ]; then
   "$@"; rc=$?
   stop_killer
 else
@@ -94,6 +96,12 @@ done
 for re in "${logs[@]}"; do
   if ! grep -Eq -- "$re" "$out"; then
     echo "expect_exit: no output line matches '$re'" >&2
+    exit 1
+  fi
+done
+for re in "${nologs[@]}"; do
+  if grep -Eq -- "$re" "$out"; then
+    echo "expect_exit: an output line matches '$re', which must not appear: $(grep -Em1 -- "$re" "$out")" >&2
     exit 1
   fi
 done

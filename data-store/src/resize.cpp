@@ -328,7 +328,7 @@ PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail
   }
   // A rank died with the rank holding its copy: HDF5, when it is on.
   const std::string lost = detail::lost_text(plan, "old rank(s)");
-  if (options.hdf5.every == 0 && !options.hdf5.restart) {
+  if (options.hdf5.every == 0) {  // no version of this job on disk: name no HDF5 attempt
     FX_THROW(
         CheckpointLost,
         fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "

@@ -724,7 +724,12 @@ std::optional<std::int64_t> DataStore::restore() {
     conclude();
     return it;
   };
-  const char* lower = options_.node.every > 0 ? "node-local storage and HDF5" : "HDF5";
+  // What comes after memory, named only where it is on.
+  const bool node_on = options_.node.every > 0, hdf5_on = options_.hdf5.every > 0;
+  const std::string lower = node_on && hdf5_on ? "trying node-local storage and HDF5"
+                            : node_on          ? "trying node-local storage"
+                            : hdf5_on          ? "trying HDF5"
+                                               : "node-local storage and HDF5 are off";
   if (plan.iteration >= 0) {
     fault_point(StorePoint::restore_load, -1);
     if (im.restore_memory(plan)) {
@@ -743,12 +748,11 @@ std::optional<std::int64_t> DataStore::restore() {
                 pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
       return plan.iteration;
     }
-    if (r == 0)
-      log::warn("in-memory version of iteration {} failed its checks; trying {}", plan.iteration, lower);
+    if (r == 0) log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration, lower);
   } else if (plan.history && r == 0) {
     log::warn(
         "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-        "the rank(s) holding its redundancy); trying {}",
+        "the rank(s) holding its redundancy); {}",
         plan.unrecoverable, lower);
   }
   const double t1 = now();

@@ -72,7 +72,7 @@ void check_paths(const Config& cfg, const std::vector<std::string>& env) {
   for (const std::string name : {"FX_STATUS_FILE", "FX_PROGRESS_FILE"}) {
     for (const auto& entry : env)
       if (entry.size() > name.size() + 1 && entry.compare(0, name.size() + 1, name + "=") == 0)
-        refuse_unwritable(ConfigOrigin{"env " + name, name}, entry.substr(name.size() + 1), PathKind::file);
+        refuse_unwritable(ConfigOrigin{"env", name}, entry.substr(name.size() + 1), PathKind::file);
   }
 }
 

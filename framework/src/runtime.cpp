@@ -85,7 +85,7 @@ void Runtime::log_start() {
   // The same on every process (each loaded the same sources): said once.
   if (members_.world_rank() == 0)
     for (const auto& note : config_.notes) log::warn("{}", note);
-  if (!ulfm::active()) {
+  if (!ulfm::active() && members_.world_rank() == 0) {
     log::warn(
         "fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
         "a process failure will end the job");
@@ -458,8 +458,9 @@ void Runtime::sync_interval() {
 // so only an explicit policy starts the run again.
 void Runtime::on_lost_checkpoint() {
   const CheckpointStats& st = store_->last_restore_stats();
-  if (!st.lost) {
-    log::warn("no checkpoint to restore (none was committed yet): starting again from iteration 0");
+  if (!st.lost) {  // the same on every rank: said once
+    if (logical_rank() == 0)
+      log::warn("no checkpoint to restore (none was committed yet): starting again from iteration 0");
     return;
   }
   // After a relaunch by the supervisor (no repair in this job) the copies
@@ -489,7 +490,8 @@ void Runtime::apply_lost_policy(const std::string& what) {
   if (config_.recovery.on_lost_checkpoint == LostCheckpointPolicy::stop) {
     FX_THROW(CheckpointLost, what + "; recovery.on_lost_checkpoint is 'stop'");
   }
-  log::warn("{}; recovery.on_lost_checkpoint is 'restart': starting again from iteration 0", what);
+  if (logical_rank() == 0)
+    log::warn("{}; recovery.on_lost_checkpoint is 'restart': starting again from iteration 0", what);
   report_.add_restart_from_scratch();
 }
 
@@ -630,7 +632,9 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
     report_.set_phase_time("total", recorder_.since_start());
     report_.set_placement(placement());
     conclude(verdict_.code, verdict_.text);
-    std::fputs(report_.summary().c_str(), stdout);
+    // A usage error was printed once already (fx: error: ...), as before
+    // MPI started; the report file, when asked for, still has it.
+    if (verdict_.code != ExitCode::usage) std::fputs(report_.summary().c_str(), stdout);
     std::fflush(stdout);
   }
   return static_cast<int>(verdict_.code);

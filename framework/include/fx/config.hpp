@@ -160,6 +160,39 @@ Config load_config(const std::string& file, const std::vector<std::string>& env,
 // ranks. Throws ConfigError naming where the offending value was set.
 void validate_against_world(const Config& config, int world_size);
 
+// Deprecated: the free functions of the app's section before
+// fx::ConfigSection (CHANGELOG.md, Migration), kept for one release; the
+// origin and prefix arguments are ignored (the section knows where each
+// key was set).
+template <class T>
+[[deprecated("use ctx.config().get<T>(key, fallback)")]] T config_get(const ConfigSection& section,
+                                                                      const std::string& key,
+                                                                      const T& fallback, const Config& = {},
+                                                                      const std::string& = "app") {
+  return section.get<T>(key, fallback);
+}
+template <class T>
+[[deprecated("use ctx.config().get<T>(key, fallback)")]] T config_get(const ConfigSection& section,
+                                                                      const std::string& key,
+                                                                      const T& fallback, const std::string&,
+                                                                      const std::string& = "app") {
+  return section.get<T>(key, fallback);
+}
+[[deprecated("use ctx.config().check_keys(known)")]] inline void config_check_keys(
+    const Config& config, const std::vector<std::string>& known) {
+  config.app.check_keys(known);
+}
+[[deprecated("use section.check_keys(known)")]] inline void config_check_keys(
+    const ConfigSection& section, const std::vector<std::string>& known, const std::string&,
+    const std::string& = "app") {
+  section.check_keys(known);
+}
+[[deprecated("use section.reject(key, expected)")]] [[noreturn]] inline void config_reject(
+    const ConfigSection& section, const std::string& key, const std::string& expected, const std::string&,
+    const std::string& = "app") {
+  section.reject(key, expected);
+}
+
 }  // namespace fx
 
 FX_ENUM_NAMES(fx::ExhaustedPolicy, {fx::ExhaustedPolicy::abort, "abort"},

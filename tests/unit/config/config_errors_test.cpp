@@ -442,14 +442,14 @@ const std::vector<BadCase> kCases = {
      {"FX_STATUS_FILE={d}/fifo"},
      {},
      0,
-     "env FX_STATUS_FILE: FX_STATUS_FILE: expected a writable file path, got '{d}/fifo' ({d}/fifo is a "
+     "env: FX_STATUS_FILE: expected a writable file path, got '{d}/fifo' ({d}/fifo is a "
      "FIFO)"},
     {"progress_file_device_node",
      "",
      {"FX_PROGRESS_FILE={d}/dev"},
      {},
      0,
-     "env FX_PROGRESS_FILE: FX_PROGRESS_FILE: expected a writable file path, got '{d}/dev' ({d}/dev is a "
+     "env: FX_PROGRESS_FILE: expected a writable file path, got '{d}/dev' ({d}/dev is a "
      "character device)"},
     {"checkpoint_dir_socket",
      "checkpoint:\n  memory: {every: 5}\n  hdf5: {every: 2, directory: {d}/sock}\n",

@@ -285,6 +285,23 @@ TEST(Config, AppLookups) {
 
 // Maps inside the app section, the integer types' bounds, and the app
 // section of a file read on its own (fx::load_app_section, the baselines').
+// The free functions before fx::ConfigSection still work for one release
+// (deprecated: CHANGELOG.md's migration note).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(Config, DeprecatedFreeFunctions) {
+  ScratchDir d;
+  const auto f = d.file("old.yaml", "app:\n  nx: 12\n  name: g\n");
+  const fx::Config c = fx::load_config(f, {}, {});
+  EXPECT_EQ(fx::config_get<int>(c.app, "nx", 64, c), 12);
+  EXPECT_EQ(fx::config_get<std::string>(c.app, "name", "x", std::string("--config")), "g");
+  EXPECT_EQ(fx::config_get<double>(c.app, "tol", 0.5, c), 0.5);
+  EXPECT_NO_THROW(fx::config_check_keys(c, {"nx", "name"}));
+  EXPECT_THROW(fx::config_check_keys(c.app, {"nx"}, "--config"), fx::ConfigError);
+  EXPECT_THROW(fx::config_reject(c.app, "nx", "an even number", "--config"), fx::ConfigError);
+}
+#pragma GCC diagnostic pop
+
 TEST(Config, AppSections) {
   ScratchDir d;
   const auto f =
