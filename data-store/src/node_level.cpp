@@ -397,9 +397,11 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   node_lost.clear();
   node_damaged.clear();
   auto files = scan(node_root(), size());
-  restore_steps.emplace_back("scan", now() - t0);
+  const double t1 = now();
+  restore_steps.emplace_back("scan", t1 - t0);
   std::vector<std::vector<detail::SlotSummary>> slots;
   detail::PriorPlan plan = plan_node(files, slots);
+  restore_steps.emplace_back("plan", now() - t1);
   if (plan.old_size == 0) return std::nullopt;
   std::vector<std::string> hosts;  // gathered at the first failure: ranks of a host share their files
   while (plan.iteration >= 0 && plan.iteration >= at_least) {
