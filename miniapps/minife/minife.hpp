@@ -194,7 +194,8 @@ class Mesh {
 // The local rows of A and b, and the plan of the halo exchange. The
 // constructor fixes the shape (which rows, how many ghosts: cheap);
 // assemble() fills the rest (the matrix: the expensive part), unless a
-// data store restore already did (static members, for_each_static).
+// data store restore already did (static members: packed_rows.hpp and
+// for_each_halo_member).
 struct Problem {
   Decomp3 decomp;  // of the node grid
   Box box;         // my nodes
@@ -216,14 +217,11 @@ struct Problem {
   // Returns the seconds of its first pass (miniFE's matrix structure generation).
   double assemble(const Params& p);
 
-  // Everything assemble() fills, by name: what an app registers as static
-  // data-store members (f(name, member&)).
+  // The halo plan assemble() fills, by name: what an app registers as
+  // static data-store members beside the packed rows (packed_rows.hpp:
+  // f(name, member&)).
   template <class F>
-  void for_each_static(F&& f) {
-    f("A_row_ptr", row_ptr);
-    f("A_col", col);
-    f("A_val", val);
-    f("b", b);
+  void for_each_halo_member(F&& f) {
     f("halo_send_idx", send_idx);
     f("halo_neighbours", neighbours);
     f("halo_send_ptr", send_ptr);
