@@ -146,6 +146,7 @@ class Runtime final : public RuntimeServices {
   CheckpointInterval interval_{config_.checkpoint.memory.every, config_.checkpoint.memory.every_auto,
                                config_.checkpoint.mtbf_s};
   Watch watch_;
+  double watch_tested_ = -1;  // when the step loop last tested watch_
 
   Membership members_;
   CommRegistry comms_;

@@ -29,6 +29,7 @@
 //   FX_INJECT='target=1,iteration=30,phase=halo,action=bitflip,member=p' ./fx run -n 4 -s 1
 //     build/miniapps/minife/minife --abft true
 #include "minife.hpp"
+#include "packed_rows.hpp"
 #include "resize.hpp"
 
 #include <miniapps/fx_support.hpp>
@@ -92,6 +93,8 @@ class MinifeApp : public fx::ResilientApp {
     miniapps::resolve_params(set, ctx, kName, kDescription);
     p.check(set, ctx.size());
     abft_ = p.abft;
+    static_matrix_ = p.static_matrix;
+    packed_ = {};
     // Inside a block the progress line waits for the commit: an aborted
     // attempt's residual is not the run's.
     cg_ = std::make_unique<Cg>(p, ctx.rank(), ctx.size(), [this](const std::string& line) {
@@ -114,14 +117,28 @@ class MinifeApp : public fx::ResilientApp {
     store.add_scalar("norm_b", cg_->norm_b());
     store.add_scalar("iteration", cg_->iteration());
     store.add_scalar("solve_start", cg_->solve_start());
-    if (p.static_matrix)
-      cg_->problem().for_each_static([&](const char* name, auto& m) { store.add_static(name, m); });
+    if (static_matrix_) {
+      // A and b as their packed image (what the buddy keeps: a fraction of
+      // the CSR arrays), unpacked into the CSR Views when a restore brings it.
+      store.add_static_member({"A_packed_rows",
+                               [this] {
+                                 auto& bytes = packed_.bytes();
+                                 return std::make_pair(bytes.data(), bytes.size());
+                               },
+                               [this](std::size_t n) {
+                                 packed_.bytes().resize(n);
+                                 return packed_.bytes().data();
+                               },
+                               1, [this] { packed_.unpack(cg_->problem()); }});
+      cg_->problem().for_each_halo_member([&](const char* name, auto& m) { store.add_static(name, m); });
+    }
     // Checkpointed and saved at admission with the state they describe.
     if (abft_) store.add("abft_sums", sums_.data(), sums_.size());
   }
 
   void initialize(fx::Context& ctx) override {
     cg_->initialize(ctx.comm());
+    pack_rows();
     if (abft_) take_sums(ctx);
   }
 
@@ -141,6 +158,7 @@ class MinifeApp : public fx::ResilientApp {
     ctx.store().clear();
     setup(ctx);
     cg_->assemble();
+    pack_rows();
     if (const auto it = miniapps::minife::restore_resized(ctx, *cg_)) return *it;
     initialize(ctx);
     return 0;
@@ -150,7 +168,18 @@ class MinifeApp : public fx::ResilientApp {
     if (it != cg_->iteration())
       FX_THROW(fx::Error, "minife: runtime iteration " + std::to_string(it) + " but restored state is at " +
                               std::to_string(cg_->iteration()));
-    if (!abft_) return cg_->step(ctx.comm());
+    // A recruited rank whose rows no restore brought assembles them in this
+    // step: their image then goes to its buddy with the re-protection after it.
+    const bool assembles = !cg_->problem().assembled();
+    const bool done = abft_ ? checked_step(ctx) : cg_->step(ctx.comm());
+    if (assembles) pack_rows();
+    return done;
+  }
+
+  void finish(fx::Context& ctx) override { miniapps::publish_results(ctx, cg_->results(ctx.comm())); }
+
+ private:
+  bool checked_step(fx::Context& ctx) {
     if (sums_size_ != ctx.size()) take_sums(ctx);  // a new process, or a resize that re-distributed the state
     bool done = false;
     progress_.clear();
@@ -169,9 +198,11 @@ class MinifeApp : public fx::ResilientApp {
     return done;
   }
 
-  void finish(fx::Context& ctx) override { miniapps::publish_results(ctx, cg_->results(ctx.comm())); }
+  // The image of rows this rank assembled, for its static member.
+  void pack_rows() {
+    if (static_matrix_ && cg_->problem().assembled()) packed_.pack(cg_->problem());
+  }
 
- private:
   using Sums = std::array<std::uint64_t, 4>;
   static constexpr std::array<const char*, 4> kSummed = {"x", "r", "p", "the scalars rr, norm_b, iteration"};
 
@@ -202,7 +233,9 @@ class MinifeApp : public fx::ResilientApp {
 
   std::unique_ptr<Cg> cg_;
   bool abft_ = false;
-  Sums sums_{};  // of the state the last committed iteration left
+  bool static_matrix_ = true;
+  miniapps::minife::PackedRows packed_;  // A and b as the store sends them (static_matrix)
+  Sums sums_{};                          // of the state the last committed iteration left
   // The job size sums_ were taken at (0: never, in this process). A resize
   // re-distributes x, r, p by rows without them; a store restore brings
   // them along.

@@ -19,6 +19,8 @@
 #include <miniapps/reduce.hpp>
 #include <miniapps/results.hpp>
 
+#include "summary.hpp"
+
 #include <fx/enum_names.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -81,7 +83,8 @@ struct Params {
         .add("verify_solution", verify_solution,
              "problem minife: check x near (0.5, 0.5, 0.5) against the analytic solution as miniFE does")
         .add("summary", summary,
-             "write miniFE's YAML summary to miniFE.<nx>x<ny>x<nz>.P<ranks>.yaml (rank 0)")
+             "problem minife: write miniFE's YAML summary to miniFE.<nx>x<ny>x<nz>.P<ranks>.<date-time>.yaml "
+             "(rank 0)")
         .add(
             "abft", abft,
             "fx app: run each CG iteration in a TryBlock that checks the CG state for corruption and retries "
@@ -191,7 +194,8 @@ class Mesh {
 // The local rows of A and b, and the plan of the halo exchange. The
 // constructor fixes the shape (which rows, how many ghosts: cheap);
 // assemble() fills the rest (the matrix: the expensive part), unless a
-// data store restore already did (static members, for_each_static).
+// data store restore already did (static members: packed_rows.hpp and
+// for_each_halo_member).
 struct Problem {
   Decomp3 decomp;  // of the node grid
   Box box;         // my nodes
@@ -210,16 +214,14 @@ struct Problem {
 
   Problem() = default;
   Problem(const Params& p, int rank, int nranks);
-  void assemble(const Params& p);
+  // Returns the seconds of its first pass (miniFE's matrix structure generation).
+  double assemble(const Params& p);
 
-  // Everything assemble() fills, by name: what an app registers as static
-  // data-store members (f(name, member&)).
+  // The halo plan assemble() fills, by name: what an app registers as
+  // static data-store members beside the packed rows (packed_rows.hpp:
+  // f(name, member&)).
   template <class F>
-  void for_each_static(F&& f) {
-    f("A_row_ptr", row_ptr);
-    f("A_col", col);
-    f("A_val", val);
-    f("b", b);
+  void for_each_halo_member(F&& f) {
     f("halo_send_idx", send_idx);
     f("halo_neighbours", neighbours);
     f("halo_send_ptr", send_ptr);
@@ -271,7 +273,8 @@ inline Problem::Problem(const Params& p, int rank, int nranks) {
 // order. minife: every row sums the elements it touches, then miniFE's
 // boundary conditions (Mesh::hot, Mesh::cold) zero the constrained rows
 // (1 on the diagonal) and move the constrained columns to b.
-inline void Problem::assemble(const Params& p) {
+inline double Problem::assemble(const Params& p) {
+  const double t_structure = wtime();
   const Mesh mesh(p);
   const bool unit = p.problem == ProblemKind::unit;
   const std::array<double, 3> h =
@@ -335,6 +338,7 @@ inline void Problem::assemble(const Params& p) {
     Kokkos::deep_copy(send_idx, idx);
   }
   sends.clear();
+  const double structure_s = wtime() - t_structure;
 
   // Pass 2: the entries.
   const auto nnz_all = static_cast<std::size_t>(ptr(n_own));
@@ -399,6 +403,7 @@ inline void Problem::assemble(const Params& p) {
   Kokkos::deep_copy(col, hc);
   Kokkos::deep_copy(val, hv);
   Kokkos::deep_copy(b, hb);
+  return structure_s;
 }
 
 // y = A x; x has n_own + n_ghost entries, its ghosts up to date.
@@ -526,70 +531,7 @@ Verification verify_solution(const Comm& comm, const Problem& a, const Params& p
 // exchange, dot its reduction), and its flop counts.
 struct KernelTimes {
   double dot = 0, waxpby = 0, matvec = 0;
-};
-
-// miniFE's YAML summary (its field names, so the figures can be put
-// beside published miniFE runs), written by rank 0 to
-// miniFE.<nx>x<ny>x<nz>.P<ranks>.yaml. Kernels: dot, waxpby, matvec.
-struct MinifeSummary {
-  std::int64_t nx = 0, ny = 0, nz = 0;
-  int ranks = 0;
-  double global_rows = 0, global_nnz = 0;
-  std::vector<std::int64_t> rows_per_rank, nnz_per_rank;
-  double assembly_s = 0;
-  std::int64_t iterations = 0;
-  double final_resid = 0;
-  std::array<double, 3> secs{}, flops{};
-  double total_s = 0;
-  bool verified = false;
-  Verification verification;
-  std::int64_t rss_sum_kb = 0, rss_max_kb = 0;
-
-  std::string path() const {
-    return "miniFE." + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + ".P" +
-           std::to_string(ranks) + ".yaml";
-  }
-  void write() const {
-    auto stats = [](const std::vector<std::int64_t>& v) {
-      std::int64_t lo = v.empty() ? 0 : v[0], hi = lo, sum = 0;
-      for (auto x : v) {
-        lo = std::min(lo, x);
-        hi = std::max(hi, x);
-        sum += x;
-      }
-      return std::array<std::int64_t, 3>{lo, hi, v.empty() ? 0 : sum / std::int64_t(v.size())};
-    };
-    auto mflops = [](double f, double t) { return t > 1e-4 ? exact(1e-6 * f / t) : std::string("inf"); };
-    const auto r = stats(rows_per_rank), z = stats(nnz_per_rank);
-    std::ofstream out(path());
-    out << "Mini-Application Name: miniFE\n"
-        << "Mini-Application Version: fx minife (problem: minife)\n"
-        << "Global Run Parameters: \n  dimensions: \n    nx: " << nx << "\n    ny: " << ny
-        << "\n    nz: " << nz << "\n  number of processors: " << ranks << "\n  ScalarType: double\n"
-        << "Matrix attributes: \n  Global Nrows: " << std::int64_t(global_rows)
-        << "\n  Global NNZ: " << std::int64_t(global_nnz) << "\n  Rows per proc MIN: " << r[0]
-        << "\n  Rows per proc MAX: " << r[1] << "\n  Rows per proc AVG: " << r[2]
-        << "\n  NNZ per proc MIN: " << z[0] << "\n  NNZ per proc MAX: " << z[1]
-        << "\n  NNZ per proc AVG: " << z[2] << "\n"
-        << "FE assembly: \n  FE assembly Time: " << exact(assembly_s) << "\n"
-        << "CG solve: \n  Iterations: " << iterations << "\n  Final Resid Norm: " << exact(final_resid)
-        << "\n";
-    const char* names[3] = {"DOT", "WAXPY", "MATVEC"};
-    for (int i : {1, 0, 2})
-      out << "  " << names[i] << " Time: " << exact(secs[i]) << "\n  " << names[i]
-          << " Flops: " << exact(flops[i]) << "\n  " << names[i] << " Mflops: " << mflops(flops[i], secs[i])
-          << "\n";
-    const double total_flops = flops[0] + flops[1] + flops[2];
-    out << "  Total: \n    Total CG Time: " << exact(total_s)
-        << "\n    Total CG Flops: " << exact(total_flops)
-        << "\n    Total CG Mflops: " << mflops(total_flops, total_s)
-        << "\n  Time per iteration: " << exact(iterations > 0 ? total_s / double(iterations) : 0.0) << "\n";
-    if (verified)
-      out << "Verification: \n  max absolute error: " << exact(verification.max_error)
-          << "\n  tolerance: 0.06\n  result: " << (verification.passed ? "passed" : "failed") << "\n";
-    out << "Global All-RSS (kB): " << rss_sum_kb << "\nGlobal Max-RSS (kB): " << rss_max_kb << "\n";
-    if (!out) throw std::runtime_error("minife: cannot write " + path());
-  }
+  double halo = 0;  // the part of matvec spent in the halo exchange
 };
 
 // Unpreconditioned CG, one iteration per step(). The state that defines a
@@ -617,8 +559,8 @@ class Cg {
   void assemble() {
     if (!a_.assembled()) {
       const double t = wtime();
-      a_.assemble(p_);
-      assembly_seconds_ = wtime() - t;
+      structure_seconds_ = a_.assemble(p_);
+      assembly_seconds_ = wtime() - t - structure_seconds_;
     }
     if (!halo_ready_) halo_ = Halo<Comm>(a_);
     halo_ready_ = true;
@@ -645,6 +587,7 @@ class Cg {
     rr_top_ = rr_;  // ||r_{k-1}||^2: what miniFE tests at the top of iteration k
     double t = wtime();
     halo_.exchange(comm, p_vec_);
+    times_.halo += wtime() - t;
     spmv(a_, p_vec_, ap_);
     fence_own();
     t = lap(times_.matvec, t);
@@ -706,6 +649,10 @@ class Cg {
     out.add_timing("solve_s", solve);
     out.add_timing("iteration_median_s", timer_.percentile(0.5));
     out.add_timing("iteration_p10_s", timer_.percentile(0.1));
+    out.add_timing("matvec_s", times_.matvec);
+    out.add_timing("halo_s", times_.halo);
+    out.add_timing("dot_s", times_.dot);
+    out.add_timing("waxpby_s", times_.waxpby);
     if (p_.problem == ProblemKind::minife) minife_results(comm, out, solve, rows, nnz);
     return out;
   }
@@ -743,7 +690,7 @@ class Cg {
   double rr_ = 0.0, norm_b_ = -1.0;
   double rr_top_ = -1.0;  // rr_ when the last step() began (not state: the summary's, -1 before a step)
   std::int64_t iteration_ = 0;
-  double solve_start_ = 0.0, assembly_seconds_ = 0.0;
+  double solve_start_ = 0.0, assembly_seconds_ = 0.0, structure_seconds_ = 0.0;
   std::function<void()> on_halo_;
   IterationTimer timer_;
   KernelTimes times_;
@@ -763,43 +710,47 @@ void Cg<Comm>::minife_results(const Comm& comm, Results& out, double solve, doub
   const double flops[3] = {2 * rows * 2 * k, 3 * rows * (3 * k + 2), 2 * nnz * (k + 1)};
   const double secs[3] = {times_.dot, times_.waxpby, times_.matvec};
   const char* names[3] = {"dot", "waxpby", "matvec"};
-  for (int i = 0; i < 3; ++i) {
-    out.add_timing(std::string(names[i]) + "_s", secs[i]);
+  for (int i = 0; i < 3; ++i)
     out.add_timing(std::string(names[i]) + "_mflops", secs[i] > 1e-4 ? 1e-6 * flops[i] / secs[i] : -1);
-  }
   const auto rss = comm.gather(peak_rss_kb(), 0);
   const auto own = comm.gather(a_.n_own, 0);
   const auto nnzs = comm.gather(a_.nnz(), 0);
-  if (comm.rank() == 0) {
-    std::int64_t rss_sum = 0, rss_max = 0;
-    for (auto x : rss) {
-      rss_sum += x;
-      rss_max = std::max(rss_max, x);
-    }
-    out.add_timing("peak_rss_max_kb", double(rss_max));
-    if (p_.summary) {
-      MinifeSummary s;
-      s.nx = p_.nx;
-      s.ny = p_.ny;
-      s.nz = p_.nz;
-      s.ranks = comm.size();
-      s.global_rows = node_rows;
-      s.global_nnz = nnz;
-      s.rows_per_rank = own;
-      s.nnz_per_rank = nnzs;
-      s.assembly_s = assembly_seconds_;
-      s.iterations = iteration_;
-      s.final_resid = std::sqrt(rr_top_ >= 0 ? rr_top_ : rr_);  // miniFE's: ||r|| before the last update
-      s.secs = {secs[0], secs[1], secs[2]};
-      s.flops = {flops[0], flops[1], flops[2]};
-      s.total_s = solve;
-      s.verified = p_.verify_solution;
-      s.verification = v;
-      s.rss_sum_kb = rss_sum;
-      s.rss_max_kb = rss_max;
-      s.write();
-    }
+  // The CSR arrays and the halo plan, as miniFE's Global Memory and Pll
+  // Memory Overhead count its own (compute_matrix_stats.hpp).
+  const double halo_plan = double(a_.send_idx.extent(0) * sizeof(int) + a_.neighbours.size() * sizeof(int) +
+                                  (a_.send_ptr.size() + a_.recv_ptr.size()) * sizeof(std::int64_t));
+  const double matrix = double(a_.row_ptr.extent(0) * sizeof(std::int64_t)) +
+                        double(a_.nnz()) * double(sizeof(int) + sizeof(double));
+  const auto bytes = ordered_allreduce_sum<Comm, 2>(comm, {matrix, halo_plan});
+  if (comm.rank() != 0) return;
+  std::int64_t rss_sum = 0, rss_max = 0;
+  for (auto x : rss) {
+    rss_sum += x;
+    rss_max = std::max(rss_max, x);
   }
+  out.add_timing("peak_rss_max_kb", double(rss_max));
+  if (!p_.summary) return;
+  MinifeSummary s;
+  s.nx = p_.nx;
+  s.ny = p_.ny;
+  s.nz = p_.nz;
+  s.ranks = comm.size();
+  s.global_rows = node_rows;
+  s.global_nnz = nnz;
+  s.rows_per_rank = own;
+  s.nnz_per_rank = nnzs;
+  s.matrix_bytes = bytes[0];
+  s.halo_plan_bytes = bytes[1];
+  s.structure_s = structure_seconds_;
+  s.assembly_s = assembly_seconds_;
+  s.iterations = iteration_;
+  s.final_resid = std::sqrt(rr_top_ >= 0 ? rr_top_ : rr_);  // miniFE's: ||r|| before the last update
+  s.secs = {secs[0], secs[1], secs[2]};
+  s.flops = {flops[0], flops[1], flops[2]};
+  s.total_s = solve;
+  s.rss_sum_kb = rss_sum;
+  s.rss_max_kb = rss_max;
+  s.write();
 }
 
 }  // namespace miniapps::minife

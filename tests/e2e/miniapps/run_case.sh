@@ -17,7 +17,9 @@
 # the app's output must match) and E2E_EXPECT_REPORT (one the YAML run
 # report, written to WORKDIR/report.yaml, must match), E2E_FAILURES (the
 # number of process failures the report must list with EXPECT 3, when it is
-# not one per injected spec: a TryBlock rollback survives without a death).
+# not one per injected spec: a TryBlock rollback survives without a death),
+# E2E_MAX_RSS_RATIO (the app's `timing: peak_rss_max_kb` at most this many
+# times the reference's).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -107,3 +109,11 @@ for key, want in ref.items():
 sys.exit(0 if ok else 1)
 PY
 echo "run_case: the answer matches the reference"
+if [ -n "${E2E_MAX_RSS_RATIO:-}" ]; then
+  rss() { sed -n 's/^timing: peak_rss_max_kb = //p' "$1"; }
+  ref_kb=$(rss "$work/ref.out") app_kb=$(rss "$work/app.out")
+  [ -n "$ref_kb" ] && [ -n "$app_kb" ] || fail "no timing: peak_rss_max_kb line to compare"
+  awk -v a="$app_kb" -v r="$ref_kb" -v m="$E2E_MAX_RSS_RATIO" 'BEGIN {
+    printf "run_case: peak RSS per rank %d kB vs the reference'"'"'s %d kB: %.3fx (at most %s)\n", a, r, a / r, m
+    exit !(a <= m * r) }' || fail "peak RSS above ${E2E_MAX_RSS_RATIO}x the reference's"
+fi

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue 29 item 6: minife's fx app against its plain baseline, per CG
+# iteration, at several shapes, runs alternated in one invocation (fx,
+# baseline, fx, baseline, ...: a pair shares the machine's state). No
+# spares, no checkpoints: the runtime's per-step cost alone. Per run: the
+# median step-to-step interval (the driving loop's view: fx runtime vs a
+# plain while loop) and the time in each kernel (matvec with its halo
+# exchange as miniFE counts it, halo alone, dot with its reduction, waxpby).
+#
+#   bench/miniapps/minife_overhead.sh [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [SHAPE...]
+#
+# SHAPE: `default:P` (the app's default problem on P ranks) or `N:P`
+# (problem minife, N^3 elements, P ranks). Default: default:4 32:1 32:4
+# 64:1 64:4, 5 pairs each. -c: exit 1 when a shape's overhead, taken on
+# each run's fastest tenth of steps (the least disturbed by other jobs),
+# exceeds PERCENT (a check, for ctest). FX_BUILD_DIR picks the build.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$root/scripts/env.sh"
+pairs=5 out=$root/bench/results/minife_overhead.yaml check=""
+while getopts "r:o:c:" opt; do
+  case $opt in
+    r) pairs=$OPTARG ;;
+    o) out=$OPTARG ;;
+    c) check=$OPTARG ;;
+    *) echo "usage: $0 [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [default:P|N:P ...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+shapes=${*:-default:4 32:1 32:4 64:1 64:4}
+bin=$FX_BUILD_DIR/miniapps/minife
+for exe in minife minife_baseline; do
+  [ -x "$bin/$exe" ] || { echo "bench: $bin/$exe not built" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/fx-bench-minife-overhead.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+samples=$work/samples   # lines: "<shape> <fx|baseline> <pair> <key> <value>"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+for shape in $shapes; do
+  n=${shape%%:*} np=${shape##*:}
+  args=(--progress-every 0)
+  [ "$n" = default ] || args+=(--problem minife --nx "$n" --ny "$n" --nz "$n" --verify-solution false)
+  for ((k = 1; k <= pairs; ++k)); do
+    for variant in fx baseline; do
+      exe=$bin/minife
+      [ "$variant" = fx ] || exe=$bin/minife_baseline
+      FX_INJECT= "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" >"$work/out" 2>"$work/err" ||
+        { tail -5 "$work/err" >&2; echo "bench: $variant $shape exited non-zero" >&2; exit 1; }
+      awk -v s="$shape" -v v="$variant" -v k="$k" '/^(timing|result): /{print s, v, k, $2, $4}' "$work/out" >>"$samples"
+    done
+    echo "$shape pair $k: $(awk -v s="$shape" -v k="$k" '$1 == s && $3 == k && $4 == "iteration_median_s" {printf "%s %s s  ", $2, $5}' "$samples")" >&2
+  done
+done
+
+# The summary goes through PyYAML (bench/common/bench_results.py).
+PYTHONPATH=$root/bench/common /usr/bin/python3 - "$samples" "$out" "$pairs" "$load_before" "$check" <<'PY'
+import sys, statistics, datetime, platform
+import bench_results
+samples, out, pairs, load_before, check = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+data = {}
+for line in open(samples):
+    shape, variant, _, key, value = line.split()
+    try:
+        data.setdefault(shape, {}).setdefault(variant, {}).setdefault(key, []).append(float(value))
+    except ValueError:
+        pass
+med = statistics.median
+rep = {"benchmark": "minife_overhead", "date": f"{datetime.datetime.utcnow():%Y-%m-%dT%H:%M:%SZ}",
+       "host": platform.node(), "pairs": pairs, "order": "fx, baseline, fx, baseline, ...",
+       "spares": 0, "checkpoints": "off", "load_average_before": load_before}
+rows = {}
+for shape, d in data.items():
+    fx, base = d["fx"], d["baseline"]
+    n, np = shape.split(":")
+    row = {"problem": "unit 20^3 (default)" if n == "default" else f"minife {n}^3", "ranks": int(np),
+           "iterations": int(med(fx["iterations"])),
+           "fx_iteration_s": round(med(fx["iteration_median_s"]), 7),
+           "baseline_iteration_s": round(med(base["iteration_median_s"]), 7),
+           "overhead_percent": round(100 * (med(fx["iteration_median_s"]) / med(base["iteration_median_s"]) - 1), 2),
+           "pair_ratio": bench_results.paired_ratio(fx["iteration_median_s"], base["iteration_median_s"]),
+           # the 10th percentile of each run's steps: less of the preemption by other jobs
+           "overhead_percent_p10": round(100 * (med(fx["iteration_p10_s"]) / med(base["iteration_p10_s"]) - 1), 2),
+           "target_percent": bench_results.target("<=", 2.0)}
+    row["met"] = row["overhead_percent"] <= 2.0
+    # Seconds in each kernel over the solve, fx / baseline (medians).
+    row["kernel_ratio"] = {k[:-2]: round(med(fx[k]) / med(base[k]), 3) for k in
+                           ("matvec_s", "halo_s", "dot_s", "waxpby_s", "solve_s") if k in fx and k in base and med(base[k]) > 0}
+    rows[shape] = row
+rep["shapes"] = rows
+rep["load_average_after"] = " ".join(open("/proc/loadavg").read().split()[:3])
+bench_results.write(out, rep, "bench/miniapps/minife_overhead.sh: medians of alternated runs")
+over = {s: r["overhead_percent_p10"] for s, r in rows.items() if check and r["overhead_percent_p10"] > float(check)}
+if over:
+    sys.exit(f"minife_overhead: fx / baseline per step above {check} %: {over}")
+PY
