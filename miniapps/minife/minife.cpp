@@ -144,9 +144,13 @@ class MinifeApp : public fx::ResilientApp {
 
   // With static_matrix, a rank whose rows no restore brought (it died with
   // the rank holding their copy; a node-local or HDF5 restore; a resize)
-  // assembles them again; the CG state itself was restored.
+  // assembles them again, and packs them for its buddy (the next commit
+  // sends them); the CG state itself was restored.
   bool rebuild_static(fx::Context&, bool missing) override {
-    if (missing) cg_->assemble();
+    if (missing && !cg_->problem().assembled()) {
+      cg_->assemble();
+      pack_rows();
+    }
     return true;
   }
 
