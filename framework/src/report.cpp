@@ -228,6 +228,7 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "new_size" << YAML::Value << r.new_size;
     out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
     out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
+    if (r.interrupted) out << YAML::Key << "interrupted" << YAML::Value << true;
     out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
     out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
@@ -321,6 +322,7 @@ void Report::adopt_history(const std::string& yaml) {
     rec.new_size = x["new_size"].as<int>();
     rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
     rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
+    rec.interrupted = x["interrupted"] && x["interrupted"].as<bool>();
     const YAML::Node t = x["seconds"];
     rec.detect_s = t["detect"].as<double>();
     rec.revoke_s = t["revoke"].as<double>();
@@ -391,19 +393,29 @@ std::string Report::summary() const {
         f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
         f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
   }
-  line(fmt::format("  recoveries: {}", recoveries_.size()));
+  const auto interrupted = std::count_if(recoveries_.begin(), recoveries_.end(),
+                                         [](const RecoveryRecord& r) { return r.interrupted; });
+  line(fmt::format("  recoveries: {}{}", recoveries_.size(),
+                   interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : ""));
   if (restarts_from_scratch_ > 0) {
     line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
                      restarts_from_scratch_));
   }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) {
     const auto& r = recoveries_[i];
+    const std::string end = r.interrupted
+                                ? fmt::format("interrupted by another failure before resuming (restored: {})",
+                                              r.restored_level == CheckpointLevel::none
+                                                  ? std::string("none")
+                                                  : fmt::format("iteration {} from {}", r.restored_iteration,
+                                                                to_string(r.restored_level)))
+                                : fmt::format("resumed at iteration {} from {}", r.restored_iteration,
+                                              to_string(r.restored_level));
     line(
         fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
-                    "restore {}), resumed at iteration {} from {}",
+                    "restore {}), {}",
                     i + 1, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s),
-                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s),
-                    r.restored_iteration, to_string(r.restored_level)));
+                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), end));
   }
   for (const CheckpointLevel level :
        {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {

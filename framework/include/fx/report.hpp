@@ -41,7 +41,7 @@ struct RecoveryRecord {
   double agree_s = 0;    // allgather of identities + agreement
   double rebuild_s = 0;  // app comm split + derived comms
   double restore_s = 0;
-  double total_s = 0;  // detection -> resumed step
+  double total_s = 0;  // kill (or detection) -> resumed step; interrupted: -> the next detection
   int rounds = 1;
   std::vector<int> failed_world_ranks;
   std::vector<int> failed_logical_ranks;
@@ -49,6 +49,10 @@ struct RecoveryRecord {
   CheckpointLevel restored_level = CheckpointLevel::none;
   RecoveryAction action = RecoveryAction::replace;
   int new_size = 0;
+  // Another failure came before its first step after the restore: the next
+  // repair took over (restored_level none when it came before the restore
+  // ended).
+  bool interrupted = false;
 };
 
 struct CheckpointRecord {

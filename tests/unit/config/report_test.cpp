@@ -263,3 +263,30 @@ TEST(Report, PlacementNamesTheHostsOfRanksCopiesAndSpares) {
             std::string::npos)
       << r.summary();
 }
+
+// A repair that another failure interrupted (issue 29, item 5) is in the
+// record, the summary and a recruited rank's adopted history.
+TEST(Report, InterruptedRecoveryIsRecorded) {
+  fx::Report r = reference_report();
+  fx::RecoveryRecord cut = r.recoveries().front();
+  cut.interrupted = true;
+  cut.restored_iteration = -1;
+  cut.restored_level = fx::CheckpointLevel::none;
+  cut.restore_s = 0;
+  r.add_recovery(cut);
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  ASSERT_EQ(n["recoveries"].size(), 3u);
+  EXPECT_FALSE(n["recoveries"][0]["interrupted"]);
+  EXPECT_TRUE(n["recoveries"][2]["interrupted"].as<bool>());
+  EXPECT_EQ(n["recoveries"][2]["restored_level"].as<std::string>(), "none");
+  const std::string s = r.summary();
+  EXPECT_NE(s.find("  recoveries: 3 (1 interrupted by another failure)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("restore 0.0 ms), interrupted by another failure before resuming (restored: none)\n"),
+            std::string::npos)
+      << s;
+  fx::Report to;
+  to.adopt_history(r.history_yaml());
+  ASSERT_EQ(to.recoveries().size(), 3u);
+  EXPECT_TRUE(to.recoveries()[2].interrupted);
+  EXPECT_FALSE(to.recoveries()[0].interrupted);
+}
