@@ -133,4 +133,11 @@ void RecoveryRecorder::committed(const CheckpointStats& st) {
   report_.set_checkpoint_committed(st.iteration, st.committed_seconds, st.background_seconds);
 }
 
+StepsTimer::StepsTimer(RecoveryRecorder& recorder) : recorder_(recorder), t0_(now()) {}
+
+StepsTimer::~StepsTimer() {
+  recorder_.phase("steps", now() - t0_ - checkpoint_s_);
+  recorder_.phase("checkpoint", checkpoint_s_);
+}
+
 }  // namespace fx::detail

@@ -54,4 +54,21 @@ class RecoveryRecorder {
   void interrupted();  // the pending record ends without a resumed step
 };
 
+// Times the step loop into the `steps` and `checkpoint` phases however it
+// ends: an attempt a failure cut short counts too, so an aborted run's time
+// line has its steps.
+class StepsTimer {
+ public:
+  explicit StepsTimer(RecoveryRecorder& recorder);
+  StepsTimer(const StepsTimer&) = delete;
+  StepsTimer& operator=(const StepsTimer&) = delete;
+  ~StepsTimer();
+  void checkpointed(double seconds) { checkpoint_s_ += seconds; }
+
+ private:
+  RecoveryRecorder& recorder_;
+  double t0_;
+  double checkpoint_s_ = 0;
+};
+
 }  // namespace fx::detail

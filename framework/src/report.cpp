@@ -44,8 +44,9 @@ E enum_of(const YAML::Node& node, const char* key) {
   FX_THROW(Error, fmt::format("run history: {} '{}' is not one of {}", key, text, enum_choices<E>()));
 }
 
-void emit_placement(YAML::Emitter& out, const Placement& p) {
+void emit_placement(YAML::Emitter& out, const Placement& p, bool earlier) {
   out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;
+  if (earlier) out << YAML::Key << "before_last_repair" << YAML::Value << true;
   out << YAML::Key << "buddy_distance" << YAML::Value << p.buddy_distance;
   out << YAML::Key << "ranks" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : p.ranks) {
@@ -165,6 +166,13 @@ void Report::set_checkpoint_committed(std::int64_t iteration, double committed_s
   }
 }
 
+void Report::set_placement(Placement p) {
+  const bool complete = std::all_of(p.ranks.begin(), p.ranks.end(),
+                                    [](const RankPlacement& r) { return r.logical >= 0 && !r.host.empty(); });
+  placement_earlier_ = !complete;
+  if (complete) placement_ = std::move(p);
+}
+
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
 void Report::set_real_result(const std::string& key, double value) {
   results_[key] = fmt::format("{}", value);
@@ -196,7 +204,7 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "world_size" << YAML::Value << world_size_;
   out << YAML::EndMap;
 
-  if (!placement_.ranks.empty()) emit_placement(out, placement_);
+  if (!placement_.ranks.empty()) emit_placement(out, placement_, placement_earlier_);
 
   out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
@@ -385,7 +393,10 @@ std::string Report::summary() const {
     }
     line("  time: " + p);
   }
-  if (const std::string p = placement_text(placement_); !p.empty()) line("  placement: " + p);
+  if (const std::string p = placement_text(placement_); !p.empty())
+    line((placement_earlier_ ? "  placement (before the repair the run ended in): " : "  placement: ") + p);
+  else if (placement_earlier_)
+    line("  placement: not known (the run ended in a repair before any rank had stepped)");
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) {
     line(fmt::format(

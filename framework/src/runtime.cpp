@@ -234,14 +234,14 @@ void Runtime::reached(std::int64_t iteration) {
 void Runtime::run_active() {
   comms_.rebuild_if_stale();
   prepare();
-  const double t_steps = now();
-  double t_ckpt = steps();
-  const double tf0 = now();
-  store_->flush();  // the last commit in flight: committed before the end
-  record_committed();
-  t_ckpt += now() - tf0;
-  recorder_.phase("steps", now() - t_steps - t_ckpt);
-  recorder_.phase("checkpoint", t_ckpt);
+  {
+    StepsTimer timer(recorder_);
+    steps(timer);
+    const double tf0 = now();
+    store_->flush();  // the last commit in flight: committed before the end
+    record_committed();
+    timer.checkpointed(now() - tf0);
+  }
   // Done only when every rank is done and alive.
   app_comm().agree(1);
   const double tf = now();
@@ -391,11 +391,9 @@ std::optional<std::int64_t> Runtime::restore_checkpoint() {
   return it;
 }
 
-// The step loop up to the app's last step; returns the seconds spent in
-// checkpoints.
-double Runtime::steps() {
+// The step loop up to the app's last step.
+void Runtime::steps(StepsTimer& timer) {
   bool first = true;
-  double t_ckpt = 0;
   double t_mark = now();  // since the last commit (or the resume): the step time
   int stepped = 0;
   while (true) {
@@ -409,6 +407,7 @@ double Runtime::steps() {
       // the run (a progress entry per step). Every rank has finished the
       // step's collectives, so the donor and the recipients meet here.
       history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
+      report_.set_placement(placement());  // the layout an abort inside a repair reports
     }
     ++iteration_;
     // An asynchronous commit moves on (its snapshot must end with this step).
@@ -417,12 +416,12 @@ double Runtime::steps() {
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);
     ++stepped;
-    if (done) return t_ckpt;
+    if (done) return;
     if (interval_.due(iteration_)) {
       const double tc = now();
       checkpoint(iteration_);
       const double spent = now() - tc;
-      t_ckpt += spent;
+      timer.checkpointed(spent);
       // An asynchronous commit costs the app mostly after the call (step-end
       // progress): the interval weighs the last committed one's whole cost,
       // and the steps' time without it.

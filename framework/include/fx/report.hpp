@@ -122,7 +122,9 @@ class Report {
   void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
   void set_checkpoint_interval(int next_interval, double expected_waste);  // of the last checkpoint
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
-  void set_placement(Placement p) { placement_ = std::move(p); }
+  // A layout with a rank nobody holds (the run ended inside a repair) is
+  // none the run had: the last complete one stays, marked as earlier.
+  void set_placement(Placement p);
   const Placement& placement() const { return placement_; }
   // A checkpoint was lost and recovery.on_lost_checkpoint: restart began
   // the run again from iteration 0.
@@ -179,6 +181,7 @@ class Report {
   std::vector<CheckpointRecord> checkpoints_;
   std::vector<TryBlockRecord> tryblocks_;
   Placement placement_;
+  bool placement_earlier_ = false;  // the run ended with an incomplete layout
   std::vector<std::pair<double, std::int64_t>> progress_;
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;
