@@ -285,6 +285,17 @@ std::string Report::to_yaml() const {
   }
   out << YAML::EndSeq;
 
+  if (!unfired_.empty()) {
+    out << YAML::Key << "inject" << YAML::Value << YAML::BeginMap << YAML::Key << "unfired" << YAML::Value
+        << YAML::BeginSeq;
+    for (const auto& u : unfired_) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "spec" << YAML::Value << u.spec << YAML::Key
+          << "key" << YAML::Value << u.key << YAML::Key << "origin" << YAML::Value << u.origin
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
+  }
+
   // [time, iteration] pairs, one per line: the plot's progress curve.
   out << YAML::Key << "progress" << YAML::Value << YAML::BeginSeq;
   for (const auto& [t, it] : progress_) out << YAML::Flow << YAML::BeginSeq << num(t) << it << YAML::EndSeq;

@@ -247,6 +247,10 @@ void Runtime::run_active() {
   const double tf = now();
   app_.finish(ctx_);
   recorder_.phase("finish", now() - tf);
+  // Which specs never fired anywhere (a bit flip fires on one rank alone).
+  std::vector<int> pending = injector_.pending_flags();
+  if (!pending.empty()) app_comm().allreduce(pending.data(), pending.data(), pending.size(), MPI_MIN);
+  injector_.fired_elsewhere(pending);
   // A failure inside finish() is repaired like any other; after this
   // agreement nobody enters a repair any more, so the spares can go.
   app_comm().agree(1);
@@ -604,13 +608,16 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   // Processes lost after the last step (say, in the finalize phase): part
   // of the record, and an ok run becomes a survived one.
   std::vector<int> died_world;
+  std::vector<FailedProcess> retired;  // their kill specs fired
   for (int r : died) {
     const Identity& m = members_.members()[static_cast<std::size_t>(r)];
     died_world.push_back(m.world_rank);
+    retired.push_back({m.world_rank, m.logical});
     report_.add_failure(
         {m.world_rank, m.logical, members_.host(m.world_rank), recorder_.since_start(), -1, iteration_});
   }
   members_.remove(died);
+  injector_.on_repair(retired, iteration_);
   // A job the supervisor relaunched after losing hosts survived failures
   // even when this attempt saw none.
   if (launch_attempt() > 1 && verdict_.code == ExitCode::ok) {
@@ -628,6 +635,7 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
     if (!died.empty()) log::warn("{}", verdict_.text);
     report_.set_phase_time("total", recorder_.since_start());
     report_.set_placement(placement());
+    injector_.report_unfired(report_);
     conclude(verdict_.code, verdict_.text);
     std::fputs(report_.summary().c_str(), stdout);
     std::fflush(stdout);

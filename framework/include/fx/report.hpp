@@ -97,6 +97,15 @@ struct Placement {
   int buddy_distance = 0;
 };
 
+// An injection spec that never fired anywhere in a finished run: `spec` in
+// FX_INJECT's short form, its key (inject.failures[1], inject.chaos[0],
+// with #k for a repeat's copy) and where it was declared.
+struct UnfiredInjection {
+  std::string spec;
+  std::string key;
+  std::string origin;
+};
+
 // Where the run happened. set_config fills it in (hostname, MPI library,
 // Kokkos version, UTC date); tests pin it with set_platform.
 struct Platform {
@@ -146,6 +155,8 @@ class Report {
       set_real_result(key, static_cast<double>(value));
     }
   }
+  void set_unfired(std::vector<UnfiredInjection> specs) { unfired_ = std::move(specs); }
+  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }
   void set_exit(ExitCode code, std::string text);
   // write() failed: the summary says so instead of naming the file.
   void set_unwritten() { unwritten_ = true; }
@@ -180,6 +191,7 @@ class Report {
   std::vector<RecoveryRecord> recoveries_;
   std::vector<CheckpointRecord> checkpoints_;
   std::vector<TryBlockRecord> tryblocks_;
+  std::vector<UnfiredInjection> unfired_;
   Placement placement_;
   bool placement_earlier_ = false;  // the run ended with an incomplete layout
   std::vector<std::pair<double, std::int64_t>> progress_;
