@@ -12,6 +12,7 @@
 #include <fx/log.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -252,6 +253,56 @@ void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t 
                                                      [&](const FailedProcess& f) { return victim_is(s, f); });
                                 }),
                  pending_.end());
+}
+
+std::vector<int> Injector::pending_flags() const {
+  std::vector<int> flags;
+  for (const auto& s : schedule_) {
+    const bool pending =
+        std::any_of(pending_.begin(), pending_.end(), [&](const InjectionSpec& p) { return p.key == s.key; });
+    flags.push_back(pending ? 1 : 0);
+  }
+  return flags;
+}
+
+void Injector::fired_elsewhere(const std::vector<int>& pending_everywhere) {
+  settled_ = true;
+  for (std::size_t i = 0; i < schedule_.size() && i < pending_everywhere.size(); ++i) {
+    if (pending_everywhere[i] != 0) continue;
+    const std::string& key = schedule_[i].key;
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                  [&](const InjectionSpec& p) { return p.key == key; }),
+                   pending_.end());
+  }
+}
+
+std::vector<UnfiredInjection> Injector::unfired() const {
+  std::vector<UnfiredInjection> out;
+  if (!settled_) return out;  // an aborted run: what would have fired is unknown
+  for (const auto& s : pending_) out.push_back({spec_text(s), s.key, s.origin});
+  return out;
+}
+
+void Injector::report_unfired(Report& report) const {
+  const std::vector<UnfiredInjection> specs = unfired();
+  if (specs.empty()) return;
+  std::vector<std::string> named;
+  for (const auto& u : specs) named.push_back(fmt::format("{} ({}, {})", u.spec, u.key, u.origin));
+  log::warn("inject: {} spec(s) never fired: {}", specs.size(), fmt::join(named, "; "));
+  report.set_unfired(specs);
+}
+
+std::string spec_text(const InjectionSpec& s) {
+  std::string text = s.target_kind == TargetKind::rank
+                         ? std::to_string(s.target)
+                         : fmt::format("{}:{}", to_string(s.target_kind), s.target);
+  text += '@';
+  if (s.iteration >= 0) text += std::to_string(s.iteration);
+  if (s.iteration >= 0 && s.phase) text += '/';
+  if (s.phase) text += std::string(to_string(*s.phase));
+  if (s.action != InjectAction::sigkill) text += ":" + std::string(to_string(s.action));
+  if (s.action == InjectAction::bitflip) text += " member=" + s.member;
+  return text;
 }
 
 }  // namespace detail

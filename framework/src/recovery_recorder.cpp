@@ -38,6 +38,7 @@ void RecoveryRecorder::detected(const char* call, int rc) {
 // replaced by a survivor's record anyway).
 void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membership& m,
                                 std::int64_t iteration, bool loud) {
+  interrupted();
   t_kill_ = -1;
   for (const auto& f : failed) {
     const double tk = read_kill_stamp(f.world_rank);
@@ -90,6 +91,18 @@ void RecoveryRecorder::repaired(const RepairResult& res, double t0, const Member
   rec.action = action;
   rec.new_size = m.active_size();
   pending_ = rec;
+  t_origin_ = t_kill_ > 0 ? t_kill_ : t_detect_;
+}
+
+// A failure before the last repair's first step: that repair happened all
+// the same, so it is recorded as far as it got (every survivor does this,
+// so a recruited rank 0 learns it with the history).
+void RecoveryRecorder::interrupted() {
+  if (!pending_) return;
+  pending_->interrupted = true;
+  pending_->total_s = t_detect_ > t_origin_ ? t_detect_ - t_origin_ : -1;
+  report_.add_recovery(*pending_);
+  pending_.reset();
 }
 
 void RecoveryRecorder::restored(double seconds, std::int64_t iteration, CheckpointLevel level) {
@@ -102,7 +115,7 @@ void RecoveryRecorder::restored(double seconds, std::int64_t iteration, Checkpoi
 void RecoveryRecorder::resumed(std::int64_t iteration) {
   if (!pending_) return;
   // Kill (or detection) -> first completed step after the repair.
-  pending_->total_s = now() - (t_kill_ > 0 ? t_kill_ : t_detect_);
+  pending_->total_s = now() - t_origin_;
   log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration, pending_->total_s * 1e3,
             t_kill_ > 0 ? "kill" : "detection");
   report_.add_recovery(*pending_);
@@ -118,6 +131,13 @@ void RecoveryRecorder::checkpointed(std::int64_t iteration, const CheckpointStat
 
 void RecoveryRecorder::committed(const CheckpointStats& st) {
   report_.set_checkpoint_committed(st.iteration, st.committed_seconds, st.background_seconds);
+}
+
+StepsTimer::StepsTimer(RecoveryRecorder& recorder) : recorder_(recorder), t0_(now()) {}
+
+StepsTimer::~StepsTimer() {
+  recorder_.phase("steps", now() - t0_ - checkpoint_s_);
+  recorder_.phase("checkpoint", checkpoint_s_);
 }
 
 }  // namespace fx::detail

@@ -29,7 +29,8 @@ class RecoveryRecorder {
   // The first sign of a failure (later ones until the repair are the same one).
   void detected(const char* call, int rc);
   // The processes a repair found lost, at the iteration this process was at;
-  // `loud`: this process speaks for the job (warn instead of debug).
+  // `loud`: this process speaks for the job (warn instead of debug). A
+  // repair still pending goes to the report as interrupted.
   void failures(const std::vector<Identity>& failed, const Membership& m, std::int64_t iteration, bool loud);
   // The repair (started at t0) is done; an active process then times its
   // restore and first step into the pending record.
@@ -46,8 +47,28 @@ class RecoveryRecorder {
   Report& report_;
   double t_start_ = 0;
   double t_detect_ = 0;
-  double t_kill_ = -1;  // newest victim's kill stamp
+  double t_kill_ = -1;   // newest victim's kill stamp
+  double t_origin_ = 0;  // the pending record's kill (or detection)
   std::optional<RecoveryRecord> pending_;
+
+  void interrupted();  // the pending record ends without a resumed step
+};
+
+// Times the step loop into the `steps` and `checkpoint` phases however it
+// ends: an attempt a failure cut short counts too, so an aborted run's time
+// line has its steps.
+class StepsTimer {
+ public:
+  explicit StepsTimer(RecoveryRecorder& recorder);
+  StepsTimer(const StepsTimer&) = delete;
+  StepsTimer& operator=(const StepsTimer&) = delete;
+  ~StepsTimer();
+  void checkpointed(double seconds) { checkpoint_s_ += seconds; }
+
+ private:
+  RecoveryRecorder& recorder_;
+  double t0_;
+  double checkpoint_s_ = 0;
 };
 
 }  // namespace fx::detail

@@ -44,8 +44,9 @@ E enum_of(const YAML::Node& node, const char* key) {
   FX_THROW(Error, fmt::format("run history: {} '{}' is not one of {}", key, text, enum_choices<E>()));
 }
 
-void emit_placement(YAML::Emitter& out, const Placement& p) {
+void emit_placement(YAML::Emitter& out, const Placement& p, bool earlier) {
   out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;
+  if (earlier) out << YAML::Key << "before_last_repair" << YAML::Value << true;
   out << YAML::Key << "buddy_distance" << YAML::Value << p.buddy_distance;
   out << YAML::Key << "ranks" << YAML::Value << YAML::BeginSeq;
   for (const auto& r : p.ranks) {
@@ -165,6 +166,13 @@ void Report::set_checkpoint_committed(std::int64_t iteration, double committed_s
   }
 }
 
+void Report::set_placement(Placement p) {
+  const bool complete = std::all_of(p.ranks.begin(), p.ranks.end(),
+                                    [](const RankPlacement& r) { return r.logical >= 0 && !r.host.empty(); });
+  placement_earlier_ = !complete;
+  if (complete) placement_ = std::move(p);
+}
+
 void Report::set_phase_time(const std::string& phase, double seconds) { phases_[phase] = seconds; }
 void Report::set_real_result(const std::string& key, double value) {
   results_[key] = fmt::format("{}", value);
@@ -196,7 +204,7 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "world_size" << YAML::Value << world_size_;
   out << YAML::EndMap;
 
-  if (!placement_.ranks.empty()) emit_placement(out, placement_);
+  if (!placement_.ranks.empty()) emit_placement(out, placement_, placement_earlier_);
 
   out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
@@ -228,6 +236,7 @@ std::string Report::to_yaml() const {
     out << YAML::Key << "new_size" << YAML::Value << r.new_size;
     out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
     out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
+    if (r.interrupted) out << YAML::Key << "interrupted" << YAML::Value << true;
     out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
     out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
@@ -276,6 +285,17 @@ std::string Report::to_yaml() const {
   }
   out << YAML::EndSeq;
 
+  if (!unfired_.empty()) {
+    out << YAML::Key << "inject" << YAML::Value << YAML::BeginMap << YAML::Key << "unfired" << YAML::Value
+        << YAML::BeginSeq;
+    for (const auto& u : unfired_) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "spec" << YAML::Value << u.spec << YAML::Key
+          << "key" << YAML::Value << u.key << YAML::Key << "origin" << YAML::Value << u.origin
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
+  }
+
   // [time, iteration] pairs, one per line: the plot's progress curve.
   out << YAML::Key << "progress" << YAML::Value << YAML::BeginSeq;
   for (const auto& [t, it] : progress_) out << YAML::Flow << YAML::BeginSeq << num(t) << it << YAML::EndSeq;
@@ -321,6 +341,7 @@ void Report::adopt_history(const std::string& yaml) {
     rec.new_size = x["new_size"].as<int>();
     rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
     rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
+    rec.interrupted = x["interrupted"] && x["interrupted"].as<bool>();
     const YAML::Node t = x["seconds"];
     rec.detect_s = t["detect"].as<double>();
     rec.revoke_s = t["revoke"].as<double>();
@@ -383,7 +404,10 @@ std::string Report::summary() const {
     }
     line("  time: " + p);
   }
-  if (const std::string p = placement_text(placement_); !p.empty()) line("  placement: " + p);
+  if (const std::string p = placement_text(placement_); !p.empty())
+    line((placement_earlier_ ? "  placement (before the repair the run ended in): " : "  placement: ") + p);
+  else if (placement_earlier_)
+    line("  placement: not known (the run ended in a repair before any rank had stepped)");
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) {
     line(fmt::format(
@@ -391,19 +415,29 @@ std::string Report::summary() const {
         f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
         f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
   }
-  line(fmt::format("  recoveries: {}", recoveries_.size()));
+  const auto interrupted = std::count_if(recoveries_.begin(), recoveries_.end(),
+                                         [](const RecoveryRecord& r) { return r.interrupted; });
+  line(fmt::format("  recoveries: {}{}", recoveries_.size(),
+                   interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : ""));
   if (restarts_from_scratch_ > 0) {
     line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
                      restarts_from_scratch_));
   }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) {
     const auto& r = recoveries_[i];
+    const std::string end = r.interrupted
+                                ? fmt::format("interrupted by another failure before resuming (restored: {})",
+                                              r.restored_level == CheckpointLevel::none
+                                                  ? std::string("none")
+                                                  : fmt::format("iteration {} from {}", r.restored_iteration,
+                                                                to_string(r.restored_level)))
+                                : fmt::format("resumed at iteration {} from {}", r.restored_iteration,
+                                              to_string(r.restored_level));
     line(
         fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
-                    "restore {}), resumed at iteration {} from {}",
+                    "restore {}), {}",
                     i + 1, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s),
-                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s),
-                    r.restored_iteration, to_string(r.restored_level)));
+                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), end));
   }
   for (const CheckpointLevel level :
        {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {

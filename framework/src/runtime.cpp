@@ -240,19 +240,23 @@ void Runtime::reached(std::int64_t iteration) {
 void Runtime::run_active() {
   comms_.rebuild_if_stale();
   prepare();
-  const double t_steps = now();
-  double t_ckpt = steps();
-  const double tf0 = now();
-  store_->flush();  // the last commit in flight: committed before the end
-  record_committed();
-  t_ckpt += now() - tf0;
-  recorder_.phase("steps", now() - t_steps - t_ckpt);
-  recorder_.phase("checkpoint", t_ckpt);
+  {
+    StepsTimer timer(recorder_);
+    steps(timer);
+    const double tf0 = now();
+    store_->flush();  // the last commit in flight: committed before the end
+    record_committed();
+    timer.checkpointed(now() - tf0);
+  }
   // Done only when every rank is done and alive.
   app_comm().agree(1);
   const double tf = now();
   app_.finish(ctx_);
   recorder_.phase("finish", now() - tf);
+  // Which specs never fired anywhere (a bit flip fires on one rank alone).
+  std::vector<int> pending = injector_.pending_flags();
+  if (!pending.empty()) app_comm().allreduce(pending.data(), pending.data(), pending.size(), MPI_MIN);
+  injector_.fired_elsewhere(pending);
   // A failure inside finish() is repaired like any other; after this
   // agreement nobody enters a repair any more, so the spares can go.
   app_comm().agree(1);
@@ -397,11 +401,9 @@ std::optional<std::int64_t> Runtime::restore_checkpoint() {
   return it;
 }
 
-// The step loop up to the app's last step; returns the seconds spent in
-// checkpoints.
-double Runtime::steps() {
+// The step loop up to the app's last step.
+void Runtime::steps(StepsTimer& timer) {
   bool first = true;
-  double t_ckpt = 0;
   double t_mark = now();  // since the last commit (or the resume): the step time
   int stepped = 0;
   while (true) {
@@ -418,6 +420,7 @@ double Runtime::steps() {
       // the run (a progress entry per step). Every rank has finished the
       // step's collectives, so the donor and the recipients meet here.
       history_.run(members_, report_, [this](int rc, const char* call) { check_world(rc, call); });
+      report_.set_placement(placement());  // the layout an abort inside a repair reports
     }
     ++iteration_;
     // An asynchronous commit moves on (its snapshot must end with this step).
@@ -426,12 +429,12 @@ double Runtime::steps() {
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);
     ++stepped;
-    if (done) return t_ckpt;
+    if (done) return;
     if (interval_.due(iteration_)) {
       const double tc = now();
       checkpoint(iteration_);
       const double spent = now() - tc;
-      t_ckpt += spent;
+      timer.checkpointed(spent);
       // An asynchronous commit costs the app mostly after the call (step-end
       // progress): the interval weighs the last committed one's whole cost,
       // and the steps' time without it.
@@ -616,13 +619,16 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   // Processes lost after the last step (say, in the finalize phase): part
   // of the record, and an ok run becomes a survived one.
   std::vector<int> died_world;
+  std::vector<FailedProcess> retired;  // their kill specs fired
   for (int r : died) {
     const Identity& m = members_.members()[static_cast<std::size_t>(r)];
     died_world.push_back(m.world_rank);
+    retired.push_back({m.world_rank, m.logical});
     report_.add_failure(
         {m.world_rank, m.logical, members_.host(m.world_rank), recorder_.since_start(), -1, iteration_});
   }
   members_.remove(died);
+  injector_.on_repair(retired, iteration_);
   // A job the supervisor relaunched after losing hosts survived failures
   // even when this attempt saw none.
   if (launch_attempt() > 1 && verdict_.code == ExitCode::ok) {
@@ -640,6 +646,7 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
     if (!died.empty()) log::warn("{}", verdict_.text);
     report_.set_phase_time("total", recorder_.since_start());
     report_.set_placement(placement());
+    injector_.report_unfired(report_);
     conclude(verdict_.code, verdict_.text);
     // A usage error was printed once already (fx: error: ...), as before
     // MPI started; the report file, when asked for, still has it.

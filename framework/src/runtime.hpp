@@ -113,7 +113,7 @@ class Runtime final : public RuntimeServices {
   // the lost-checkpoint policy applies; false: it restarted the store.
   bool rebuild_statics(const std::vector<int>& lost, const std::string& why);
   bool rebuild_statics();                                // those the last restore() lost
-  double steps();                                        // returns the seconds spent in checkpoints
+  void steps(StepsTimer& timer);                         // checkpoints' seconds go to `timer`
   void choose_interval(double commit_s, double step_s);  // every: auto, after a commit
   void sync_interval();                                  // every: auto, after a restore
   void check_world(int rc, const char* call);            // a failed call on the world: repair

@@ -41,7 +41,7 @@ struct RecoveryRecord {
   double agree_s = 0;    // allgather of identities + agreement
   double rebuild_s = 0;  // app comm split + derived comms
   double restore_s = 0;
-  double total_s = 0;  // detection -> resumed step
+  double total_s = 0;  // kill (or detection) -> resumed step; interrupted: -> the next detection
   int rounds = 1;
   std::vector<int> failed_world_ranks;
   std::vector<int> failed_logical_ranks;
@@ -49,6 +49,10 @@ struct RecoveryRecord {
   CheckpointLevel restored_level = CheckpointLevel::none;
   RecoveryAction action = RecoveryAction::replace;
   int new_size = 0;
+  // Another failure came before its first step after the restore: the next
+  // repair took over (restored_level none when it came before the restore
+  // ended).
+  bool interrupted = false;
 };
 
 struct CheckpointRecord {
@@ -93,6 +97,15 @@ struct Placement {
   int buddy_distance = 0;
 };
 
+// An injection spec that never fired anywhere in a finished run: `spec` in
+// FX_INJECT's short form, its key (inject.failures[1], inject.chaos[0],
+// with #k for a repeat's copy) and where it was declared.
+struct UnfiredInjection {
+  std::string spec;
+  std::string key;
+  std::string origin;
+};
+
 // Where the run happened. set_config fills it in (hostname, MPI library,
 // Kokkos version, UTC date); tests pin it with set_platform.
 struct Platform {
@@ -118,7 +131,9 @@ class Report {
   void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
   void set_checkpoint_interval(int next_interval, double expected_waste);  // of the last checkpoint
   void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
-  void set_placement(Placement p) { placement_ = std::move(p); }
+  // A layout with a rank nobody holds (the run ended inside a repair) is
+  // none the run had: the last complete one stays, marked as earlier.
+  void set_placement(Placement p);
   const Placement& placement() const { return placement_; }
   // A checkpoint was lost and recovery.on_lost_checkpoint: restart began
   // the run again from iteration 0.
@@ -140,6 +155,8 @@ class Report {
       set_real_result(key, static_cast<double>(value));
     }
   }
+  void set_unfired(std::vector<UnfiredInjection> specs) { unfired_ = std::move(specs); }
+  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }
   void set_exit(ExitCode code, std::string text);
   // write() failed: the summary says so instead of naming the file.
   void set_unwritten() { unwritten_ = true; }
@@ -174,7 +191,9 @@ class Report {
   std::vector<RecoveryRecord> recoveries_;
   std::vector<CheckpointRecord> checkpoints_;
   std::vector<TryBlockRecord> tryblocks_;
+  std::vector<UnfiredInjection> unfired_;
   Placement placement_;
+  bool placement_earlier_ = false;  // the run ended with an incomplete layout
   std::vector<std::pair<double, std::int64_t>> progress_;
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;

@@ -2,6 +2,7 @@
 // Deterministic fault injection: real signals at named points, keyed to a
 // rank and an iteration or phase; never timers.
 #include <fx/config.hpp>
+#include <fx/report.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -56,6 +57,15 @@ class Injector {
   // died are marked fired everywhere: a recovered rank never re-kills itself.
   void on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration);
   const std::vector<InjectionSpec>& pending() const { return pending_; }
+  // A bit flip fires on its victim alone, so which specs no rank fired is
+  // the minimum over the active ranks of these flags (1: pending here), one
+  // per schedule entry; fired_elsewhere takes that minimum back.
+  std::vector<int> pending_flags() const;
+  void fired_elsewhere(const std::vector<int>& pending_everywhere);
+  // After fired_elsewhere (a finished run): the specs that never fired;
+  // the speaker warns once and puts them in the report.
+  std::vector<UnfiredInjection> unfired() const;
+  void report_unfired(Report& report) const;
   // The distance buddy-of counts with: the store's, which may differ from
   // the configured one (set at start-up and after each repair, everywhere).
   void set_buddy_distance(int d) { buddy_distance_ = d; }
@@ -82,7 +92,12 @@ class Injector {
   int buddy_distance_ = 1;
   int logical_size_ = 0;  // the last size seen by at(), for buddy-of after repairs
   Killer killer_;
+  bool settled_ = false;  // fired_elsewhere was called
 };
+
+// A spec in FX_INJECT's short form (TARGET@WHEN[:ACTION]; a bit flip with
+// its member), for messages.
+std::string spec_text(const InjectionSpec& s);
 
 // The chaos schedule: up to config.chaos_max_failures specs on logical ranks
 // 0..active-1, gaps exponential with mean chaos_mtbf_iterations, from a

@@ -398,3 +398,31 @@ TEST(Inject, SpecsFireInTheirAttempt) {
 }
 
 }  // namespace
+
+// Specs that never fired (issue 29, item 5): a bit flip fired on rank 1
+// alone counts as fired once the ranks' pending flags are reduced (the
+// minimum); named in FX_INJECT's short form with key and origin, and
+// nothing is said before that reduction (an aborted run).
+TEST(Injector, UnfiredAfterSettling) {
+  const auto cfg = load_yaml("spares: 0\n", {"FX_INJECT=target=1,iteration=3,action=bitflip,member=u;"
+                                             "0@commit-posted;world:2@9/halo:SIGTERM"});
+  std::vector<Injector> ranks;
+  for (int r = 0; r < 3; ++r) ranks.emplace_back(cfg.inject, r, 3, std::vector<int>{});
+  int fired = 0;
+  ranks[1].set_killer([&](const fx::InjectionSpec&, int) { ++fired; });
+  ranks[1].at(Phase::compute, 3, 1, 3, nullptr);
+  ASSERT_EQ(fired, 1);
+  EXPECT_TRUE(ranks[0].unfired().empty());  // not settled yet
+  std::vector<int> min = ranks[0].pending_flags();
+  for (const auto& r : ranks) {
+    const auto flags = r.pending_flags();
+    for (std::size_t i = 0; i < min.size(); ++i) min[i] = std::min(min[i], flags[i]);
+  }
+  ranks[0].fired_elsewhere(min);
+  const auto unfired = ranks[0].unfired();
+  ASSERT_EQ(unfired.size(), 2u);
+  EXPECT_EQ(unfired[0].spec, "0@commit-posted");
+  EXPECT_EQ(unfired[0].key, "inject.failures[1]");
+  EXPECT_EQ(unfired[0].origin, "env FX_INJECT");
+  EXPECT_EQ(unfired[1].spec, "world:2@9/halo:SIGTERM");
+}

@@ -263,3 +263,63 @@ TEST(Report, PlacementNamesTheHostsOfRanksCopiesAndSpares) {
             std::string::npos)
       << r.summary();
 }
+
+// A repair that another failure interrupted (issue 29, item 5) is in the
+// record, the summary and a recruited rank's adopted history.
+TEST(Report, InterruptedRecoveryIsRecorded) {
+  fx::Report r = reference_report();
+  fx::RecoveryRecord cut = r.recoveries().front();
+  cut.interrupted = true;
+  cut.restored_iteration = -1;
+  cut.restored_level = fx::CheckpointLevel::none;
+  cut.restore_s = 0;
+  r.add_recovery(cut);
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  ASSERT_EQ(n["recoveries"].size(), 3u);
+  EXPECT_FALSE(n["recoveries"][0]["interrupted"]);
+  EXPECT_TRUE(n["recoveries"][2]["interrupted"].as<bool>());
+  EXPECT_EQ(n["recoveries"][2]["restored_level"].as<std::string>(), "none");
+  const std::string s = r.summary();
+  EXPECT_NE(s.find("  recoveries: 3 (1 interrupted by another failure)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("restore 0.0 ms), interrupted by another failure before resuming (restored: none)\n"),
+            std::string::npos)
+      << s;
+  fx::Report to;
+  to.adopt_history(r.history_yaml());
+  ASSERT_EQ(to.recoveries().size(), 3u);
+  EXPECT_TRUE(to.recoveries()[2].interrupted);
+  EXPECT_FALSE(to.recoveries()[0].interrupted);
+}
+
+// An abort inside a repair leaves a layout with ranks nobody holds (issue
+// 29, item 5: "placement: : ranks -1", copies "on another host" on one
+// host): the last complete layout is reported, marked as earlier.
+TEST(Report, PlacementOfAnAbortedRepairKeepsTheLastComplete) {
+  fx::Report r;
+  EXPECT_EQ(r.summary().find("placement"), std::string::npos);
+  fx::Placement p;
+  p.buddy_distance = 1;
+  for (int q = 0; q < 4; ++q) p.ranks.push_back({q, q, "n1", (q + 1) % 4, "n1"});
+  r.set_placement(p);
+  fx::Placement torn = p;
+  torn.ranks[1] = fx::RankPlacement{};
+  torn.ranks[0].copy_host.clear();
+  r.set_placement(torn);
+  const std::string s = r.summary();
+  EXPECT_NE(s.find("  placement (before the repair the run ended in): n1: ranks 0 1 2 3; buddy copies on "
+                   "another host: 0 of 4 (distance 1)\n"),
+            std::string::npos)
+      << s;
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  EXPECT_TRUE(n["placement"]["before_last_repair"].as<bool>());
+  EXPECT_EQ(n["placement"]["ranks"][1]["logical"].as<int>(), 1);
+  fx::Report none;
+  none.set_placement(torn);
+  EXPECT_NE(none.summary().find("  placement: not known (the run ended in a repair before any rank had "
+                                "stepped)\n"),
+            std::string::npos)
+      << none.summary();
+  EXPECT_FALSE(YAML::Load(none.to_yaml())["placement"]);
+  r.set_placement(p);  // a complete layout again: current, unmarked
+  EXPECT_FALSE(YAML::Load(r.to_yaml())["placement"]["before_last_repair"]);
+}
