@@ -105,7 +105,21 @@ total=$((n + s))
 # run left about a hundred). A directory of its own per launch cannot collide.
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/fx-run.XXXXXX")
 status_file=$run_dir/status
-trap 'rm -rf "$run_dir" 2>/dev/null' EXIT
+# Ranks of this launch still alive on this host: PRRTE gives them process
+# groups of their own, so a killed mpiexec leaves them behind (one was seen
+# waiting in MPI_Init for good after its mpiexec got SIGKILL). They carry
+# this launch's verdict file and a PMIx rank in their environment.
+kill_leftovers() {
+  local ours f
+  ours=$(grep -lzsFx -- "FX_STATUS_FILE=$status_file" /proc/[0-9]*/environ 2>/dev/null) || return 0
+  # shellcheck disable=SC2086  # one path per word
+  for f in $(grep -lzs '^PMIX_RANK=' $ours 2>/dev/null); do
+    f=${f#/proc/}
+    kill -KILL "${f%/environ}" 2>/dev/null
+  done
+  return 0
+}
+trap 'kill_leftovers; rm -rf "$run_dir" 2>/dev/null' EXIT
 
 # Inside a Slurm allocation with no hostfile: the allocation's nodes, as
 # many slots each as the ranks need over the nodes that run them (the
