@@ -111,7 +111,9 @@ status_file=$run_dir/status
 # this launch's verdict file and a PMIx rank in their environment.
 kill_leftovers() {
   local ours f
-  ours=$(grep -lzsFx -- "FX_STATUS_FILE=$status_file" /proc/[0-9]*/environ 2>/dev/null) || return 0
+  # (grep exits 2 when a process vanished during the scan: its list still counts)
+  ours=$(grep -lzsFx -- "FX_STATUS_FILE=$status_file" /proc/[0-9]*/environ 2>/dev/null)
+  [ -n "$ours" ] || return 0
   # shellcheck disable=SC2086  # one path per word
   for f in $(grep -lzs '^PMIX_RANK=' $ours 2>/dev/null); do
     f=${f#/proc/}
