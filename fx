@@ -10,6 +10,8 @@ usage: ./fx <command> [args]
   setup                 install Debian packages and Open MPI 5 (ULFM) into .venv
   build                 setup, then configure and build into build/
   test [ctest args]     build, then run the whole test suite (e.g. ./fx test -L ft)
+  test --sanitize address,undefined|thread [ctest args]
+                        the same built with ASan+UBSan or TSan (docs/testing.md)
   demo                  build, run the stencil on 4+2 ranks with a kill, show the recovery
   demo-substrate        build, show raw ULFM detection and repair on 4+2 ranks
   run -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-hosts K]
@@ -18,6 +20,7 @@ usage: ./fx <command> [args]
                         several hosts; supervised: relaunched when hosts are lost)
   bench [names]         build, run the benchmarks, write YAML under bench/results/
   plot REPORT [PNG]     render a run report's timeline as a PNG
+  fuzz [TARGET|all] [SECONDS]   fuzz the readers (libFuzzer, clang; docs/testing.md)
   gpu-prepare KOKKOS_SOURCE   make .gpu/ for a GPU machine without network (docs/gpu.md)
   gpu-check [--quick]   on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks
 TXT
@@ -38,6 +41,9 @@ case "$cmd" in
   setup) "$root/scripts/setup.sh" ;;
   build) do_build ;;
   test)
+    if [ "${1:-}" = --sanitize ]; then
+      shift; "$root/scripts/setup.sh"; exec "$root/scripts/sanitize.sh" "$@"
+    fi
     do_build
     cd "$FX_BUILD_DIR"
     ctest --output-on-failure --timeout 600 "$@"
@@ -47,6 +53,7 @@ case "$cmd" in
   run) exec "$root/scripts/launch.sh" "$@" ;;
   bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
   plot) exec "$root/scripts/plot.sh" "$@" ;;
+  fuzz) "$root/scripts/setup.sh"; exec "$root/scripts/fuzz.sh" "$@" ;;
   gpu-prepare) exec "$root/scripts/gpu_prepare.sh" "$@" ;;
   gpu-check) exec "$root/scripts/gpu_check.sh" "$@" ;;
   help|-h|--help) usage ;;

@@ -9,7 +9,7 @@ source "$root/scripts/env.sh"
 debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
       libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox python3-yaml
-      clang-format git openssh-server iproute2
+      clang-format clang-tidy git openssh-server iproute2
       # Slurm on the test hosts (testhosts.sh slurm: private config, own daemons)
       slurmctld slurmd slurm-client munge)
 

@@ -60,22 +60,48 @@ def say(msg):
     print(f"fx supervise: {msg}", file=sys.stderr, flush=True)
 
 
-def read_hostfile(path):
+# Open MPI's hostfile: a host per line, then key=value words; '#' starts a comment.
+HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+SLOT_KEYS = ("slots", "max_slots", "max-slots")
+
+
+class HostfileError(ValueError):
+    """A hostfile fx cannot use: the message names origin:line and the word."""
+
+
+def parse_hostfile(text, origin):
+    """[(host, "slots=N" or None)] from a hostfile's text."""
     hosts = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if not HOST_NAME.fullmatch(words[0]):
+            raise HostfileError(f"{origin}:{lineno}: expected a host name, got {words[0]!r}")
+        slots = None
+        for w in words[1:]:
+            key, eq, value = w.partition("=")
+            if key not in SLOT_KEYS:
                 continue
-            words = line.split()
-            slots = None
-            for w in words[1:]:
-                if w.startswith("slots="):
-                    slots = w
-            hosts.append((words[0], slots))
+            if not eq or not re.fullmatch(r"[0-9]{1,9}", value) or int(value) < 1:
+                raise HostfileError(f"{origin}:{lineno}: expected {key}=N with N >= 1, got {w!r}")
+            if key == "slots":
+                slots = f"slots={int(value)}"
+        hosts.append((words[0], slots))
     if not hosts:
-        raise SystemExit(f"fx supervise: --hostfile '{path}' lists no host")
+        raise HostfileError(f"{origin}: lists no host")
     return hosts
+
+
+def read_hostfile(path):
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+        return parse_hostfile(text, f"'{path}'")
+    except OSError as e:
+        raise SystemExit(f"fx supervise: --hostfile '{path}': {e.strerror}")
+    except HostfileError as e:
+        raise SystemExit(f"fx supervise: --hostfile {e}")
 
 
 def ssh_command():

@@ -5,8 +5,9 @@
 
 namespace fx {
 
-Error::Error(std::string what, const char* file, int line)
-    : std::runtime_error(std::move(what)), file_(file), line_(line) {}
+// By value in the installed signature (kept until the next release breaks ABI).
+Error::Error(std::string what, const char* file, int line)  // NOLINT(performance-unnecessary-value-param)
+    : std::runtime_error(what), file_(file), line_(line) {}
 
 ProcessFailure::ProcessFailure(std::string what, std::vector<int> failed, const char* file, int line)
     : Error(std::move(what), file, line), failed_(std::move(failed)) {}

@@ -13,6 +13,11 @@
 
 namespace fx::detail {
 
+std::string errno_text(int err) {
+  char buf[256];
+  return ::strerror_r(err, buf, sizeof buf);  // GNU: the text, in buf or a static string
+}
+
 namespace {
 
 const char* what_is(mode_t m) {
@@ -36,7 +41,7 @@ std::string trimmed(const std::string& path) {
 std::string cannot_create_in(const std::string& dir) {
   const std::string probe = fmt::format("{}/.fx-probe-{}", dir == "/" ? "" : dir, ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return fmt::format("cannot create files in {}: {}", dir, std::strerror(errno));
+  if (fd < 0) return fmt::format("cannot create files in {}: {}", dir, errno_text(errno));
   ::close(fd);
   ::unlink(probe.c_str());
   return "";
@@ -87,7 +92,7 @@ std::string create_temp_beside(const std::string& target, TempFile& out) {
   for (const char c : std::string_view(".tmp.XXXXXX")) name.push_back(c);
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return std::strerror(errno);
+  if (fd < 0) return errno_text(errno);
   out.path = name.data();
   out.fd = fd;
   return "";
@@ -95,7 +100,7 @@ std::string create_temp_beside(const std::string& target, TempFile& out) {
 
 std::string replace_with(const std::string& tmp, const std::string& target) {
   std::string why = unusable_target(target, PathKind::file);
-  if (why.empty() && ::rename(tmp.c_str(), target.c_str()) != 0) why = std::strerror(errno);
+  if (why.empty() && ::rename(tmp.c_str(), target.c_str()) != 0) why = errno_text(errno);
   if (!why.empty()) ::unlink(tmp.c_str());
   return why;
 }
@@ -120,7 +125,7 @@ std::string write_replacing(const std::string& target, std::string_view data, un
   if (::close(tmp.fd) != 0 && err == 0) err = errno;
   if (err != 0) {
     ::unlink(tmp.path.c_str());
-    return std::strerror(err);
+    return errno_text(err);
   }
   return replace_with(tmp.path, target);
 }
@@ -131,7 +136,7 @@ std::string make_directory(const std::string& dir, unsigned mode) {
   struct stat st {};
   if (err == EEXIST && ::lstat(dir.c_str(), &st) == 0)
     return S_ISDIR(st.st_mode) ? "" : fmt::format("{} is not a directory ({})", dir, what_is(st.st_mode));
-  return std::strerror(err);
+  return errno_text(err);
 }
 
 }  // namespace fx::detail

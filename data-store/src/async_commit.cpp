@@ -183,8 +183,11 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
   if (!agreed) return false;
   const ulfm::Agreement r = a.agreement.result();
   if (r.rc != MPI_SUCCESS) comm.check(r.rc, "MPIX_Comm_iagree (checkpoint commit)", __FILE__, __LINE__);
+  // Everything still needed of `a`, before `pending` frees it (t0 was read
+  // after the reset: ASan's heap-use-after-free in every async commit).
   const std::int64_t it = a.iteration;
   const std::string error = a.error;
+  const double t0 = a.t0;
   CheckpointStats st = a.stats;
   pending.reset();
   if (!r.flag) {
@@ -199,7 +202,7 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
   committed = it;
   sequence = s.sequence;
   trim();
-  st.committed_seconds = now() - a.t0;
+  st.committed_seconds = now() - t0;
   commit_stats = st;
   committed_async = st;
   log::debug(

@@ -226,7 +226,8 @@ void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* 
   pack_image_now(members, info, image, false, staging);
 }
 
-ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what) {
+ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t image_bytes,
+                      const std::string& what) {
   Reader rd(image, available, what);
   if (rd.get<std::uint64_t>() != kMagic)
     FX_THROW(CheckpointError, fmt::format("{}: not an fx checkpoint image", what));
@@ -245,11 +246,19 @@ ImageInfo read_header(const std::byte* image, std::size_t available, const std::
   info.total_bytes = rd.get<std::uint64_t>();
   const auto table_bytes = rd.get<std::uint64_t>();
   const auto table_hash = rd.get<std::uint64_t>();
-  if (kHeaderBytes + table_bytes > available || kHeaderBytes + table_bytes > info.payload_offset) {
+  // Each bound is checked without a sum that could wrap around.
+  if (available < kHeaderBytes || table_bytes > available - kHeaderBytes ||
+      info.payload_offset < kHeaderBytes || table_bytes > info.payload_offset - kHeaderBytes) {
     FX_THROW(CheckpointError, fmt::format("{}: member table of {} bytes does not fit", what, table_bytes));
   }
   if (hash_bytes(image + kHeaderBytes, table_bytes) != table_hash) {
     FX_THROW(CheckpointError, fmt::format("{}: member table checksum mismatch", what));
+  }
+  if (info.payload_offset > info.total_bytes || info.total_bytes > image_bytes) {
+    FX_THROW(CheckpointError,
+             fmt::format("{}: image of {} bytes (payload at {}) does not fit in the {} bytes "
+                         "it was read from",
+                         what, info.total_bytes, info.payload_offset, image_bytes));
   }
   Reader tr(image + kHeaderBytes, table_bytes, what);
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -262,7 +271,8 @@ ImageInfo read_header(const std::byte* image, std::size_t available, const std::
     r.offset = tr.get<std::uint64_t>();
     r.bytes = tr.get<std::uint64_t>();
     r.hash = tr.get<std::uint64_t>();
-    if (info.payload_offset + r.offset + r.bytes > info.total_bytes) {
+    const std::uint64_t payload = info.total_bytes - info.payload_offset;
+    if (r.offset > payload || r.bytes > payload - r.offset) {
       FX_THROW(CheckpointError, fmt::format("{}: member '{}' lies outside the image", what, r.name));
     }
     info.members.push_back(std::move(r));

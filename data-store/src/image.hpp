@@ -3,7 +3,7 @@
 // a member table and the members' bytes. The same bytes are the own copy,
 // what goes to the buddy, and what the parity is computed over.
 //
-//   [header 96 B][member table][zero pad to 4 KiB][member 0][pad to 64 B][member 1]...
+//   [header 72 B][member table][zero pad to 4 KiB][member 0][pad to 64 B][member 1]...
 #include <fx/data_store/member.hpp>
 
 #include <cstddef>
@@ -72,9 +72,12 @@ void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& in
                            bool concurrent, DeviceStaging* staging = nullptr);
 // Header + table into image[0, payload_offset).
 void write_header(const ImageInfo& info, std::byte* image);
-// Decode a header from the first `available` bytes; throws CheckpointError
-// naming `what` (e.g. "buddy copy of rank 3, iteration 40").
-ImageInfo read_header(const std::byte* image, std::size_t available, const std::string& what);
+// Decode a header from the first `available` bytes of an image that lies in
+// a buffer of `image_bytes` (what the members may span: any bytes give a
+// header whose members lie inside it, or a CheckpointError naming `what`,
+// e.g. "buddy copy of rank 3, iteration 40", and the field).
+ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t image_bytes,
+                      const std::string& what);
 // The image must hold exactly the registered members (names, types, bytes).
 void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what);
 // Hash every member's bytes in the image against the table.

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace fx::detail {
@@ -26,6 +27,11 @@ constexpr const char* kFormatName = "fx-checkpoint";
 
 template <class T>
 T field(const YAML::Node& node, const char* key, const std::string& path) {
+  // operator[] on a scalar or a sequence throws yaml-cpp's own exception.
+  if (!node.IsMap()) {
+    FX_THROW(CheckpointError, fmt::format("{}:{}:{}: expected a mapping with '{}'", path,
+                                          node.Mark().line + 1, node.Mark().column + 1, key));
+  }
   const YAML::Node v = node[key];
   if (!v) FX_THROW(CheckpointError, fmt::format("{}: manifest has no '{}'", path, key));
   try {
@@ -36,11 +42,22 @@ T field(const YAML::Node& node, const char* key, const std::string& path) {
   }
 }
 
+// The names fx writes (rank-000003.h5, partner-000003.img): letters,
+// digits, '.', '_' and '-', never "." or ".." (no other directory, no byte
+// that would not read back the same).
+bool plain_file_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+  });
+}
+
 void make_dir(const fs::path& p) {
   if (::mkdir(p.c_str(), 0750) == 0) return;
   if (errno == EEXIST && fs::is_directory(p)) return;
   FX_THROW(CheckpointError,
-           fmt::format("cannot create checkpoint directory {}: {}", p.string(), std::strerror(errno)));
+           fmt::format("cannot create checkpoint directory {}: {}", p.string(), errno_text(errno)));
 }
 
 // A directory fx names inside the user's (a version, the quarantine): a
@@ -114,7 +131,9 @@ Manifest parse_manifest(const std::string& text, const std::string& path, bool e
                                           m.rank_count, entries));
   }
   if (every_rank) m.files.resize(static_cast<std::size_t>(m.rank_count));
-  std::vector<bool> seen(static_cast<std::size_t>(m.rank_count), false);
+  // A set, not a flag per rank: a marker lists a few of rank_count ranks,
+  // and a damaged rank_count must not size an allocation.
+  std::set<int> seen;
   for (const auto& f : files) {
     ManifestEntry e;
     e.rank = field<int>(f, "rank", path);
@@ -124,13 +143,12 @@ Manifest parse_manifest(const std::string& text, const std::string& path, bool e
     char* end = nullptr;
     e.checksum = std::strtoull(hex.c_str(), &end, 16);
     if (hex.empty() || *end != '\0') FX_THROW(CheckpointError, fmt::format("{}: bad xxh3 '{}'", path, hex));
-    if (e.rank < 0 || e.rank >= m.rank_count || seen[static_cast<std::size_t>(e.rank)]) {
+    if (e.rank < 0 || e.rank >= m.rank_count || !seen.insert(e.rank).second) {
       FX_THROW(CheckpointError, fmt::format("{}: rank {} is out of range or listed twice", path, e.rank));
     }
-    if (e.file.empty() || e.file.find('/') != std::string::npos) {
+    if (!plain_file_name(e.file)) {
       FX_THROW(CheckpointError, fmt::format("{}: bad file name '{}' for rank {}", path, e.file, e.rank));
     }
-    seen[static_cast<std::size_t>(e.rank)] = true;
     if (every_rank)
       m.files[static_cast<std::size_t>(e.rank)] = e;
     else
@@ -141,7 +159,7 @@ Manifest parse_manifest(const std::string& text, const std::string& path, bool e
 
 Manifest read_manifest(const fs::path& file, bool every_rank) {
   std::ifstream in(file);
-  if (!in) FX_THROW(CheckpointError, fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
+  if (!in) FX_THROW(CheckpointError, fmt::format("{}: cannot open: {}", file.string(), errno_text(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_manifest(ss.str(), file.string(), every_rank);

@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "node_files.hpp"
 #include "store_impl.hpp"
 
 namespace fx {
@@ -34,17 +35,12 @@ using detail::Slot;
 
 namespace {
 
-constexpr std::string_view kMarkerSuffix = ".marker";
-
-std::string own_file(int rank) { return fmt::format("rank-{:06d}.img", rank); }
-std::string partner_file(int rank) { return fmt::format("partner-{:06d}.img", rank); }
-std::string marker_file(int rank) { return fmt::format("rank-{:06d}{}", rank, kMarkerSuffix); }
-
-bool is_marker(const fs::path& p) {
-  const std::string name = p.filename().string();
-  return name.size() > kMarkerSuffix.size() &&
-         name.compare(name.size() - kMarkerSuffix.size(), kMarkerSuffix.size(), kMarkerSuffix) == 0;
-}
+using detail::is_marker;
+using detail::load_node_file;
+using detail::marker_file;
+using detail::own_file;
+using detail::partner_file;
+using detail::scan_node_files;
 
 bool has_marker(const fs::path& version) {
   std::error_code ec;
@@ -81,35 +77,6 @@ void discard_version(const fs::path& root, const fs::path& version) {
   }
 }
 
-// Every image a marker names, present with the size it names, of versions
-// written by `ranks` ranks (`same`), or by any other number (`!same`).
-std::vector<NodeFile> scan(const fs::path& root, int ranks, bool same = true) {
-  std::vector<NodeFile> out;
-  for (const auto& v : detail::list_versions(root)) {
-    std::error_code ec;
-    for (fs::directory_iterator it(v.path, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!is_marker(it->path())) continue;
-      try {
-        const detail::Manifest m = detail::read_manifest(it->path(), false);
-        if (m.iteration != v.iteration || (m.rank_count == ranks) != same) continue;
-        for (const auto& f : m.files) {
-          const fs::path p = v.path / f.file;
-          std::error_code size_ec;
-          if (fs::file_size(p, size_ec) != f.bytes || size_ec) {
-            log::debug("node level: {} is missing or not {} bytes", p.string(), f.bytes);
-            continue;
-          }
-          out.push_back({m.iteration, m.sequence, m.rank_count, f.rank, f.file.rfind("rank-", 0) == 0, p,
-                         f.bytes, f.checksum});
-        }
-      } catch (const CheckpointError& e) {
-        log::debug("node level: skipping a marker: {}", e.what());
-      }
-    }
-  }
-  return out;
-}
-
 // The files as the inventory of what this rank holds: each its own image
 // or a held copy, of the version and job size that wrote it.
 std::vector<detail::SlotSummary> summaries(const std::vector<NodeFile>& files) {
@@ -123,32 +90,6 @@ std::vector<detail::SlotSummary> summaries(const std::vector<NodeFile>& files) {
     (f.own ? s.own_bytes : s.held_bytes) = f.bytes;
   }
   return mine;
-}
-
-// The file mapped, not read: a rank's own image is unpacked and a partner
-// copy sent straight from the page cache (one copy each, not two).
-void map_file(const NodeFile& f, detail::Buffer& into) {
-  const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    FX_THROW(CheckpointError, fmt::format("cannot open {}: {}", f.path.string(), std::strerror(errno)));
-  const bool mapped = into.map_file(fd, f.bytes);
-  const int err = errno;
-  ::close(fd);
-  if (!mapped)
-    FX_THROW(CheckpointError, fmt::format("cannot map {}: {}", f.path.string(), std::strerror(err)));
-}
-
-// The file's image, checked against its marker before it is sent on.
-void load_file(const NodeFile& f, detail::Buffer& into) {
-  map_file(f, into);
-  const detail::ImageInfo info = detail::read_header(into.data(), f.bytes, f.path.string());
-  if (info.iteration != f.iteration || info.rank != f.rank || info.digest() != f.checksum) {
-    FX_THROW(CheckpointError,
-             fmt::format("{}: holds iteration {} of rank {} (digest {:016x}); its marker names "
-                         "iteration {} of rank {} ({:016x})",
-                         f.path.string(), info.iteration, info.rank, info.digest(), f.iteration, f.rank,
-                         f.checksum));
-  }
 }
 
 // The file the plan has this rank read for image q of `plan` (its own
@@ -165,7 +106,7 @@ std::string map_planned(const std::vector<NodeFile>& files, const detail::PriorP
     if (f == files.end())
       FX_THROW(CheckpointError,
                fmt::format("node-local image of rank {} of iteration {}: not found here", q, plan.iteration));
-    load_file(*f, into);
+    load_node_file(*f, into);
     return {};
   } catch (const CheckpointError& e) {
     into.reset(s.bytes);
@@ -289,7 +230,7 @@ void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) 
                                  : options.node.partner && s.held_ok ? &s.held
                                                                      : nullptr;
     if (copy) {
-      const auto held = detail::read_header(copy->data(), copy->size(), "partner copy");
+      const auto held = detail::read_header(copy->data(), copy->size(), copy->size(), "partner copy");
       detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
       marker.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
     }
@@ -354,7 +295,7 @@ detail::PriorPlan DataStore::Impl::plan_node(const std::vector<NodeFile>& files,
 
 std::optional<detail::StoredPrior> DataStore::Impl::node_prior() {
   detail::StoredPrior p;
-  p.files = scan(node_root(), size(), false);
+  p.files = scan_node_files(node_root(), size(), false);
   std::vector<std::vector<detail::SlotSummary>> slots;
   p.plan = plan_node(p.files, slots);
   if (p.plan.iteration < 0) {
@@ -396,7 +337,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::in
   const int r = rank();
   node_lost.clear();
   node_damaged.clear();
-  auto files = scan(node_root(), size());
+  auto files = scan_node_files(node_root(), size());
   const double t1 = now();
   restore_steps.emplace_back("scan", t1 - t0);
   std::vector<std::vector<detail::SlotSummary>> slots;
@@ -489,7 +430,7 @@ std::vector<int> DataStore::Impl::load_node_version(const std::vector<NodeFile>&
   }
   // Checks fail locally; the agreement below makes the verdict common.
   try {
-    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), what);
+    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), slot->own.size(), what);
     if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
       FX_THROW(CheckpointError,
                fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,

@@ -1,5 +1,6 @@
 #include "paths.hpp"
 
+#include <fx/detail/files.hpp>
 #include <fx/error.hpp>
 
 #include <fcntl.h>
@@ -20,7 +21,7 @@ void sync_path(const std::filesystem::path& p, bool directory) {
   if (fd < 0 || ::fsync(fd) != 0) {
     const int err = errno;
     if (fd >= 0) ::close(fd);
-    FX_THROW(CheckpointError, fmt::format("cannot fsync {}: {}", p.string(), std::strerror(err)));
+    FX_THROW(CheckpointError, fmt::format("cannot fsync {}: {}", p.string(), errno_text(err)));
   }
   ::close(fd);
 }

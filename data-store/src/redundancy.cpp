@@ -159,7 +159,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   if ((me.source != Source::own && !me_direct) || parity()) {
     checked([&] {
       if (me.source != Source::own) {
-        mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), what);
+        mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), mine->own.size(), what);
         if (mine->own_info.iteration != it || mine->own_info.rank != r) {
           FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
                                                 mine->own_info.iteration, mine->own_info.rank));
@@ -220,7 +220,7 @@ detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transf
     }
     t.send(s->held.data(), s->held_header, q, detail::kTagPull);
     try {
-      const auto info = detail::read_header(s->held.data(), s->held_header, "held copy");
+      const auto info = detail::read_header(s->held.data(), s->held_header, s->held.size(), "held copy");
       if (info.total_bytes != s->held.size()) continue;  // the receiver sees the same
       for (const auto& m : info.members)
         if (m.bytes > 0)
@@ -244,7 +244,7 @@ detail::Pull DataStore::Impl::post_member_pulls(Slot& s, const detail::RankPlan&
   pull.direct = true;
   const std::string what = fmt::format("copy received from rank {}", me.holder);
   try {
-    pull.info = detail::read_header(s.own.data(), me.header, what);
+    pull.info = detail::read_header(s.own.data(), me.header, s.own.size(), what);
     if (pull.info.total_bytes != me.bytes)
       FX_THROW(CheckpointError,
                fmt::format("{}: image of {} bytes announced as {}", what, pull.info.total_bytes, me.bytes));
@@ -316,7 +316,8 @@ bool DataStore::Impl::verify_sent(const detail::RestorePlan& plan) {
     const Slot* s = find(plan.iteration);
     const std::string what = fmt::format("copy of rank {}'s iteration {} held here", q, plan.iteration);
     try {
-      detail::verify_payload(detail::read_header(s->held.data(), s->held_header, what), s->held.data(), what);
+      detail::verify_payload(detail::read_header(s->held.data(), s->held_header, s->held.size(), what),
+                             s->held.data(), what);
     } catch (const CheckpointError& e) {
       log::warn("{}", e.what());
       ok = false;

@@ -439,7 +439,7 @@ std::vector<detail::PriorImage> DataStore::Impl::check_prior(const PriorVersion&
         fmt::format("old rank {}'s image of iteration {} ({})", q, v.iteration, to_string(v.level));
     try {
       if (!image) FX_THROW(CheckpointError, what + ": not in this rank's memory any more");
-      detail::PriorImage pi{detail::read_header(image, bytes, what), image};
+      detail::PriorImage pi{detail::read_header(image, bytes, bytes, what), image};
       if (pi.info.rank != q || pi.info.iteration != v.iteration || pi.info.size != v.size) {
         FX_THROW(CheckpointError, fmt::format("{}: holds rank {} of {}, iteration {}", what, pi.info.rank,
                                               pi.info.size, pi.info.iteration));

@@ -158,7 +158,7 @@ detail::StaticState DataStore::Impl::gather_static_state() const {
   const std::size_t row = st.row();
   std::vector<std::uint64_t> mine(row, 0);
   mine[0] = sc.own ? 1 : 0;
-  mine[1] = static_cast<std::uint64_t>(sc.held_rank + 1);
+  mine[1] = static_cast<std::uint64_t>(sc.held_rank) + 1;  // -1 (none) becomes 0
   if (sc.own) {
     const auto own = static_sizes();
     std::copy(own.begin(), own.end(), mine.begin() + 2);

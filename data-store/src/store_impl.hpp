@@ -18,6 +18,7 @@
 #include "hdf5_plugin.hpp"
 #include "image.hpp"
 #include "manifest.hpp"
+#include "node_files.hpp"
 #include "plan.hpp"
 #include "resize_plan.hpp"
 #include "statics.hpp"
@@ -45,18 +46,6 @@ enum Tag : int {
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.
 std::array<char, kHostName> host_name();
-
-// An image file a marker in this rank's node-local directory names.
-struct NodeFile {
-  std::int64_t iteration = -1;
-  std::int64_t sequence = 0;
-  int ranks = 0;     // the job size that wrote it
-  int rank = -1;     // whose image
-  bool own = false;  // written by that rank (else a partner copy)
-  std::filesystem::path path;
-  std::uint64_t bytes = 0;
-  std::uint64_t checksum = 0;
-};
 
 // A complete version written by another number of ranks, found in storage
 // by restore() at a cold start when none of this job's size was: what

@@ -35,7 +35,7 @@ CheckpointInterval::Choice CheckpointInterval::committed(std::int64_t iteration,
   const double tau = daly_interval_s(m.commit_s, mtbf);
   // At least one step; a step time of 0 (a clock tick) means "many".
   const double steps = m.step_s > 0 ? tau / m.step_s : std::numeric_limits<int>::max();
-  every_ = static_cast<int>(std::clamp(std::round(steps), 1.0, double(std::numeric_limits<int>::max() / 2)));
+  every_ = static_cast<int>(std::clamp(std::round(steps), 1.0, std::numeric_limits<int>::max() / 2.0));
   next_ = iteration + every_;
   return {every_, m.commit_s, m.step_s, mtbf, expected_waste(every_ * m.step_s, m.commit_s, mtbf)};
 }

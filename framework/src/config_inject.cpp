@@ -27,7 +27,7 @@ std::vector<std::string> action_names() {
 
 }  // namespace
 
-bool parse_action(std::string text, InjectAction& out) {
+bool parse_action(const std::string& text, InjectAction& out) {
   std::string up = text;
   std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
   if (up.rfind("SIG", 0) != 0 && up != "ABORT" && up != "BITFLIP") up = "SIG" + up;
@@ -147,7 +147,7 @@ YAML::Node parse_inject_env(const std::string& text) {
   std::replace(normalized.begin(), normalized.end(), '|', ';');
   std::stringstream in(normalized);
   std::size_t i = 0;
-  auto trim = [](std::string s) {
+  auto trim = [](const std::string& s) {
     const auto a = s.find_first_not_of(" \t");
     const auto b = s.find_last_not_of(" \t");
     return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);

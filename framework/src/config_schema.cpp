@@ -42,16 +42,19 @@ ConfigKey echoing(ConfigKey k, Ref ref) {
 
 // An integer in [lo, max of its type]; `expected` is the error's wording.
 template <class Ref>
-ConfigKey integer(std::string path, Ref ref, long long lo, std::string expected, std::string doc,
-                  std::string env = "") {
+ConfigKey integer(std::string path, Ref ref, long long lo, const std::string& expected, std::string doc,
+                  std::string env = "", long long hi = std::numeric_limits<long long>::max()) {
   using T = ValueOf<Ref>;
-  ConfigKey k = entry(std::move(path), fmt::format("int >= {}", lo), fmt::format("{}", ref(defaults())),
-                      std::move(doc), std::move(env));
-  k.read = [ref, lo, expected](Walker& w, const YAML::Node& v, const std::string& shown, Config& c) {
+  const bool bounded = hi != std::numeric_limits<long long>::max();
+  ConfigKey k =
+      entry(std::move(path), bounded ? fmt::format("int {}..{}", lo, hi) : fmt::format("int >= {}", lo),
+            fmt::format("{}", ref(defaults())), std::move(doc), std::move(env));
+  k.read = [ref, lo, hi, expected](Walker& w, const YAML::Node& v, const std::string& shown, Config& c) {
     if constexpr (std::is_same_v<T, std::uint64_t>) {
       if (!v.IsScalar() || !parse_uint(v.Scalar(), ref(c))) w.fail(v, shown, expected);
     } else {
-      ref(c) = static_cast<T>(w.integer(v, shown, lo, std::numeric_limits<T>::max(), expected));
+      const long long top = std::min<long long>(hi, std::numeric_limits<T>::max());
+      ref(c) = static_cast<T>(w.integer(v, shown, lo, top, expected));
     }
   };
   return echoing(std::move(k), ref);
@@ -98,7 +101,7 @@ ConfigKey boolean(std::string path, Ref ref, std::string doc) {
 
 // A path; `null_is_none`: `key: ~` means none ("").
 template <class Ref>
-ConfigKey path(std::string key, Ref ref, std::string expected, bool null_is_none, std::string doc,
+ConfigKey path(std::string key, Ref ref, const std::string& expected, bool null_is_none, std::string doc,
                std::string env) {
   const std::string& d = ref(defaults());
   ConfigKey k =
@@ -115,7 +118,7 @@ ConfigKey path(std::string key, Ref ref, std::string expected, bool null_is_none
 // One of a choice's names. `Ref` gives an E or a std::optional<E> (absent:
 // any); `parse` may accept more spellings than `names`.
 template <class E, class Ref, class Parse, class Name>
-ConfigKey choice(std::string path, Ref ref, std::vector<std::string> names, Parse parse, Name name,
+ConfigKey choice(std::string path, Ref ref, const std::vector<std::string>& names, Parse parse, Name name,
                  std::string doc, std::string env = "") {
   using T = ValueOf<Ref>;
   std::string type;
@@ -148,8 +151,9 @@ ConfigKey named(std::string path, Ref ref, std::string doc, std::string env = ""
       [](E e) { return to_string(e); }, std::move(doc), std::move(env));
 }
 
+// m is a member path (a.b), not an expression: it cannot be parenthesised.
 #define FX_MEMBER(m) \
-  [](auto& c) -> auto& { return c.m; }
+  [](auto& c) -> auto& { return c.m; }  // NOLINT(bugprone-macro-parentheses)
 
 std::vector<ConfigKey> make_schema() {
   std::vector<std::string> levels;
@@ -241,8 +245,10 @@ std::vector<ConfigKey> make_schema() {
               "seeds the chaos generator", "FX_CHAOS_SEED"),
       number("inject.chaos.mtbf_iterations", FX_MEMBER(inject.chaos_mtbf_iterations), true,
              "mean gap between chaos failures, in iterations", "", "a number of iterations > 0"),
-      integer("inject.chaos.max_failures", FX_MEMBER(inject.chaos_max_failures), 1, "an integer >= 1",
-              "chaos failures drawn"),
+      // Bounded: the whole schedule is drawn at start on every rank (10^9
+      // kept every rank busy for minutes before the first step).
+      integer("inject.chaos.max_failures", FX_MEMBER(inject.chaos_max_failures), 1,
+              "an integer from 1 to 100000", "chaos failures drawn", "", 100000),
       integer("inject.chaos.start", FX_MEMBER(inject.chaos_start), 0, "an iteration >= 0",
               "no chaos failure before this iteration"),
       choice<InjectAction>("inject.chaos.action", FX_MEMBER(inject.chaos_action), actions, action_of,

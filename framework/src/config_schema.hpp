@@ -48,7 +48,7 @@ int print_launch(int argc, char** argv);
 // config_inject.cpp
 void read_failures(Walker& w, const YAML::Node& failures, InjectConfig& inj);
 void check_chaos(Walker& w, const YAML::Node& chaos, const InjectConfig& inj);
-bool parse_action(std::string text, InjectAction& out);
+bool parse_action(const std::string& text, InjectAction& out);
 YAML::Node parse_inject_env(const std::string& text);
 
 // config_checks.cpp

@@ -38,6 +38,9 @@ class Walker {
   Walker(std::string file, const std::map<std::string, std::string>& overridden, Config& cfg,
          bool cross_checks = true)
       : file_(std::move(file)), overridden_(overridden), cfg_(cfg), cross_checks_(cross_checks) {}
+  // It keeps a reference: a temporary map would dangle (a fuzz finding).
+  Walker(std::string file, std::map<std::string, std::string>&& overridden, Config& cfg,
+         bool cross_checks = true) = delete;
 
   // Checks between keys; off when one source is validated on its own (a
   // later source may still change the other key).

@@ -18,7 +18,7 @@ void HistoryHandover::plan(const std::vector<Identity>& before, const std::vecto
   int world = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   std::vector<char> was_active(static_cast<std::size_t>(world), 0);
-  for (const auto& b : before) was_active[static_cast<std::size_t>(b.world_rank)] = b.logical >= 0;
+  for (const auto& b : before) was_active[static_cast<std::size_t>(b.world_rank)] = b.logical >= 0 ? 1 : 0;
   for (int w : recipients_) was_active[static_cast<std::size_t>(w)] = 0;
   donor_ = -1;
   recipients_.clear();

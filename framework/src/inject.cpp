@@ -129,7 +129,7 @@ bool is_target(const InjectionSpec& s, int world_rank, int logical_rank, int log
   return false;
 }
 
-Injector::Injector(InjectConfig config, int world_rank, int world_size, std::vector<int> spares)
+Injector::Injector(const InjectConfig& config, int world_rank, int world_size, std::vector<int> spares)
     : world_rank_(world_rank),
       spares_(std::move(spares)),
       buddy_distance_(config.buddy_distance),

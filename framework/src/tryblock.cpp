@@ -477,7 +477,7 @@ class Saved {
   Saved(DataStore& store, const std::optional<std::vector<std::string>>& names, const std::string& block) {
     for (const auto& m : store.members()) {
       if (names && std::find(names->begin(), names->end(), m.name) == names->end()) continue;
-      copies_.push_back({m, std::vector<std::byte>(m.bytes)});
+      copies_.emplace_back(m, std::vector<std::byte>(m.bytes));
       m.save(copies_.back().second.data());
     }
     if (!names) return;

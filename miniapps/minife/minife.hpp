@@ -365,6 +365,7 @@ inline double Problem::assemble(const Params& p) {
         for (int d = 0; d < 3 && inside; ++d) {
           const std::int64_t oa = g[d] - lo[d], ob = m[d] - lo[d];
           inside = ob >= 0 && ob <= 1 && lo[d] >= 0 && lo[d] + 1 < mesh.nodes()[d];
+          if (!inside) break;  // ob may be -1: no shift of it (UBSan)
           ia |= static_cast<int>(oa) << d;
           ib |= static_cast<int>(ob) << d;
         }

@@ -6,6 +6,7 @@
 #endif
 
 #include <csignal>
+#include <memory>
 #include <numeric>
 
 namespace fx::ulfm {
@@ -121,12 +122,28 @@ bool comm_revoked(MPI_Comm) { return false; }
 
 bool is_failure(int rc) { return is_proc_failed(rc) || is_revoked(rc); }
 
+namespace {
+
+// An agreement's cell that ERA may still write after the call returned (a
+// failed or abandoned agreement): never freed, and held here for the
+// process's life so that LeakSanitizer tells it from a leak (one int per
+// such agreement; a process sees a few).
+void leave_behind(int* cell) {
+  static auto* cells = new std::vector<std::unique_ptr<int>>();  // never destroyed: ERA may write at exit
+  cells->emplace_back(cell);
+}
+
+}  // namespace
+
 Agreement agree_value(MPI_Comm comm, int flag) {
   auto* cell = new int(flag);
   Agreement a;
   a.rc = agree(comm, cell);
   a.flag = *cell;
-  if (a.rc == MPI_SUCCESS) delete cell;  // else ERA may still write it: left behind
+  if (a.rc == MPI_SUCCESS)
+    delete cell;
+  else
+    leave_behind(cell);
   return a;
 }
 
@@ -149,7 +166,11 @@ int PendingAgreement::post(MPI_Comm comm, int flag) {
   done_ = false;
   result_ = Agreement{};
   result_.rc = iagree(comm, cell_, &request_);
-  if (result_.rc != MPI_SUCCESS) done_ = true;  // test() reports it (cell left behind)
+  if (result_.rc != MPI_SUCCESS) {  // test() reports it
+    done_ = true;
+    leave_behind(cell_);
+    cell_ = nullptr;
+  }
   return result_.rc;
 }
 
@@ -161,14 +182,18 @@ bool PendingAgreement::test() {
   if (result_.rc == MPI_SUCCESS && !done) return false;
   done_ = true;
   result_.flag = *cell_;
-  if (result_.rc == MPI_SUCCESS) delete cell_;  // else ERA may still write it: left behind
+  if (result_.rc == MPI_SUCCESS)
+    delete cell_;
+  else
+    leave_behind(cell_);
   cell_ = nullptr;
   return true;
 }
 
 void PendingAgreement::abandon() {
   if (!done_ && cell_ != nullptr) result_.abandoned = true;
-  cell_ = nullptr;  // left behind with the request
+  if (cell_ != nullptr) leave_behind(cell_);  // with the request
+  cell_ = nullptr;
   request_ = MPI_REQUEST_NULL;
   done_ = false;
 }

@@ -44,7 +44,7 @@ class Injector {
  public:
   Injector() = default;
   // `spares`: the spares' world ranks in spare order (see is_target).
-  Injector(InjectConfig config, int world_rank, int world_size, std::vector<int> spares);
+  Injector(const InjectConfig& config, int world_rank, int world_size, std::vector<int> spares);
 
   // An injection point. Fires when an unfired spec matches this process
   // (identity: logical rank, -1 for a spare) at this phase and iteration:

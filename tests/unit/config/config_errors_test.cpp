@@ -67,7 +67,21 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:1: document: expected one YAML document, got 2"},
+     "{f}:2:1: document: expected one YAML document, got 2"},  // at its "---"
+    // The chaos schedule is drawn at start: 10^9 failures kept every rank busy.
+    {"chaos_max_failures_bounded",
+     "inject:\n  chaos:\n    mtbf_iterations: 1\n    max_failures: 1000000000\n",
+     {},
+     {},
+     0,
+     "{f}:4:19: inject.chaos.max_failures: expected an integer from 1 to 100000, got '1000000000'"},
+    // yaml-cpp's LoadAll looped for ever on it (fuzz_config).
+    {"endless_documents",
+     "!s~/,",
+     {},
+     {},
+     0,
+     "{f}:1:5: document: expected one YAML document, got more than 16"},
     // --- unknown and duplicate keys
     {"unknown_top_key_suggests",
      "sparse: 2\n",

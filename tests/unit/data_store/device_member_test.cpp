@@ -117,7 +117,8 @@ TEST(DeviceMember, ImageRoundTripThroughPinnedStagingIsBitIdentical) {
   EXPECT_EQ(0, std::memcmp(p.image.data(), q.image.data(), p.info.total_bytes));
 
   State b(-7.0);
-  const auto back = fx::detail::read_header(p.image.data(), p.info.total_bytes, "device image");
+  const auto back =
+      fx::detail::read_header(p.image.data(), p.info.total_bytes, p.image.size(), "device image");
   EXPECT_EQ(back.members[1].layout, "left");
   fx::detail::unpack_image(back, p.image.data(), b.members, "device image", &staging);
   EXPECT_TRUE(same_bits(a.field, b.field));
@@ -154,7 +155,7 @@ TEST(DeviceMember, DeferredCopyHoldsTheStateAtTheCommit) {
   const State committed(3.0);
   fill(a.field, 99.0);  // the app's next kernels
   fx::detail::finish_pending_copies(later, p.info, p.image.data(), true, &staging);
-  const auto back = fx::detail::read_header(p.image.data(), p.info.total_bytes, "deferred");
+  const auto back = fx::detail::read_header(p.image.data(), p.info.total_bytes, p.image.size(), "deferred");
   fx::detail::verify_payload(back, p.image.data(), "deferred");
   State b(0.0);
   fx::detail::unpack_image(back, p.image.data(), b.members, "deferred", &staging);

@@ -1,6 +1,7 @@
 #include <fx/data_store/store.hpp>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
 
 #include "buffer.hpp"
@@ -51,7 +52,8 @@ TEST(Image, RoundTripIsBitIdentical) {
   EXPECT_EQ(p.info.payload_offset % 4096, 0u);
   for (const auto& m : p.info.members) EXPECT_EQ(m.offset % 64, 0u);
 
-  const ImageInfo back = fx::detail::read_header(p.image.data(), p.info.payload_offset, "test image");
+  const ImageInfo back =
+      fx::detail::read_header(p.image.data(), p.info.payload_offset, p.image.size(), "test image");
   EXPECT_EQ(back.iteration, 40);
   EXPECT_EQ(back.sequence, 3);
   EXPECT_EQ(back.rank, 1);
@@ -93,11 +95,43 @@ TEST(Image, ChecksumMismatchNamesTheMember) {
 TEST(Image, DamagedHeadersAreRejected) {
   State a(2.0);
   Packed p = pack(a, 40);
-  EXPECT_THROW(fx::detail::read_header(p.image.data(), 20, "short"), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::read_header(p.image.data(), 20, p.image.size(), "short"), fx::CheckpointError);
   p.image.data()[100] ^= std::byte{1};  // inside the member table
-  EXPECT_THROW(fx::detail::read_header(p.image.data(), p.info.payload_offset, "table"), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::read_header(p.image.data(), p.info.payload_offset, p.image.size(), "table"),
+               fx::CheckpointError);
   p.image.data()[0] ^= std::byte{1};
-  EXPECT_THROW(fx::detail::read_header(p.image.data(), p.info.payload_offset, "magic"), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::read_header(p.image.data(), p.info.payload_offset, p.image.size(), "magic"),
+               fx::CheckpointError);
+}
+
+// Header fields of a crafted image: offsets near 2^64 once wrapped the
+// bounds checks around and the table hash read far past the buffer; an
+// image longer than its buffer let members lie outside it (fuzz findings).
+TEST(Image, CraftedSizesAreRejected) {
+  State a(2.0);
+  Packed p = pack(a, 40);
+  auto set = [&](std::size_t at, std::uint64_t v) { std::memcpy(p.image.data() + at, &v, sizeof v); };
+  const auto expect_rejected = [&](const char* field) {
+    try {
+      fx::detail::read_header(p.image.data(), p.image.size(), p.image.size(), "crafted");
+      ADD_FAILURE() << field << ": accepted";
+    } catch (const fx::CheckpointError& e) {
+      EXPECT_NE(std::string(e.what()).find("crafted"), std::string::npos) << e.what();
+    }
+  };
+  const Packed good = pack(a, 40);
+  auto restore = [&] { std::memcpy(p.image.data(), good.image.data(), good.info.payload_offset); };
+  set(56, ~std::uint64_t{0} - 40);  // table bytes: header (72) + table wraps to 31
+  expect_rejected("table bytes");
+  restore();
+  set(40, ~std::uint64_t{0} - 10);  // payload offset
+  expect_rejected("payload offset");
+  restore();
+  set(48, p.image.size() + 4096);  // total bytes beyond the buffer
+  expect_rejected("total bytes");
+  restore();
+  EXPECT_THROW(fx::detail::read_header(p.image.data(), p.image.size(), p.image.size() - 1, "short buffer"),
+               fx::CheckpointError);
 }
 
 TEST(Image, OtherMembersAreIncompatible) {
@@ -117,8 +151,8 @@ TEST(Image, EmptyAndZeroSizedMembers) {
   ImageInfo info = fx::detail::layout_image(members, 1, 1, 0, 1);
   fx::detail::Buffer image(info.total_bytes);
   fx::detail::pack_image(members, info, image.data());
-  fx::detail::unpack_image(fx::detail::read_header(image.data(), image.size(), "x"), image.data(), members,
-                           "x");
+  fx::detail::unpack_image(fx::detail::read_header(image.data(), image.size(), image.size(), "x"),
+                           image.data(), members, "x");
   ImageInfo none = fx::detail::layout_image({}, 1, 1, 0, 1);
   EXPECT_GT(none.total_bytes, 0u);
 }

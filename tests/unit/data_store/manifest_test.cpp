@@ -70,6 +70,27 @@ TEST(Manifest, Errors) {
   expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: ../a.h5, bytes: 1, xxh3: 1}\n",
                "bad file name");
   expect_error("format: fx-checkpoint\nformat_version: 1\nsequence: 2\n", "no 'iteration'");
+  // A scalar where a file's mapping belongs escaped as yaml-cpp's
+  // BadSubscript, not a CheckpointError (found by fuzz_manifest).
+  expect_error(head + "rank_count: 1\nfiles:\n  - 5\n",
+               "dir/manifest.yaml:7:5: expected a mapping with 'rank'");
+  // A control byte in a name did not read back the same once written.
+  expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: \"a\\x01.h5\", bytes: 1, xxh3: 1}\n",
+               "bad file name");
+  // ".." named the directory above the version.
+  expect_error(head + "rank_count: 1\nfiles:\n  - {rank: 0, file: '..', bytes: 1, xxh3: 1}\n",
+               "bad file name");
+}
+
+// A marker lists a few ranks of rank_count: a huge rank_count is no
+// allocation of its size.
+TEST(Manifest, MarkerWithHugeRankCount) {
+  const std::string text =
+      "format: fx-checkpoint\nformat_version: 1\niteration: 8\nsequence: 2\nrank_count: 2147483647\n"
+      "files:\n  - {rank: 2147483646, file: a.img, bytes: 1, xxh3: 1}\n";
+  const auto m = fx::detail::parse_manifest(text, "marker", false);
+  ASSERT_EQ(m.files.size(), 1u);
+  EXPECT_EQ(m.files[0].rank, 2147483646);
 }
 
 TEST(Manifest, VersionDirectoryNames) {

@@ -17,6 +17,10 @@ namespace fx::detail {
 
 enum class PathKind { file, directory };
 
+// The system's text for an error number, without strerror's shared buffer
+// (the copier and deadline threads may report beside the main thread).
+std::string errno_text(int err);
+
 // Why an existing `path` cannot be written as `kind`: "" when nothing is
 // there or it is a regular file (a directory, possibly through a link the
 // user named, for `directory`), else e.g. "/dev/full is a character device".
