@@ -53,7 +53,7 @@ case "$cmd" in
   run) exec "$root/scripts/launch.sh" "$@" ;;
   bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
   plot) exec "$root/scripts/plot.sh" "$@" ;;
-  fuzz) "$root/scripts/setup.sh"; exec "$root/scripts/fuzz.sh" "$@" ;;
+  fuzz) exec "$root/scripts/fuzz.sh" "$@" ;;
   gpu-prepare) exec "$root/scripts/gpu_prepare.sh" "$@" ;;
   gpu-check) exec "$root/scripts/gpu_check.sh" "$@" ;;
   help|-h|--help) usage ;;

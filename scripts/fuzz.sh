@@ -17,21 +17,6 @@ seeds=$root/tests/fuzz/corpus
 die() { echo "fx fuzz: $*" >&2; exit 2; }
 known() { local t; for t in "${targets[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
 
-setup_tools() {
-  local missing=()
-  for p in clang libclang-rt-14-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "fx fuzz: installing Debian packages: ${missing[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
-  if ! "$FX_VENV/bin/python3" -c "import atheris, yaml" 2>/dev/null; then
-    echo "fx fuzz: installing atheris and PyYAML into $FX_VENV (PyPI)"
-    "$FX_VENV/bin/pip" install -q --disable-pip-version-check atheris pyyaml
-  fi
-}
-
 build_targets() {
   if [ ! -f "$build/CMakeCache.txt" ]; then
     CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFX_FUZZ=ON \
@@ -77,14 +62,14 @@ merge() {
 
 case "${1:-all}" in
   -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  merge) setup_tools; build_targets; merge "${2:-}"; exit 0 ;;
+  merge) "$root/scripts/setup.sh" --fuzz; build_targets; merge "${2:-}"; exit 0 ;;
 esac
 which=${1:-all}; seconds=${2:-60}
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
   die "SECONDS: expected a whole number > 0, got '$seconds'"
 fi
 if [ "$which" = all ]; then run=("${targets[@]}"); else known "$which" || die "unknown target '$which' (one of: all ${targets[*]})"; run=("$which"); fi
-setup_tools
+"$root/scripts/setup.sh" --fuzz
 build_targets
 echo "fx fuzz: ${run[*]} for ${seconds}s each, at the same time (findings under $build/findings)"
 pids=()

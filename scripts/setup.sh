@@ -12,6 +12,10 @@ debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
       clang-format clang-tidy git openssh-server iproute2
       # Slurm on the test hosts (testhosts.sh slurm: private config, own daemons)
       slurmctld slurmd slurm-client munge)
+# --fuzz (./fx fuzz): also clang with libFuzzer, and atheris for the Python target.
+fuzz=false
+[ "${1:-}" = --fuzz ] && fuzz=true
+$fuzz && debs+=(clang libclang-rt-14-dev)
 
 missing=()
 for p in "${debs[@]}"; do
@@ -34,4 +38,9 @@ if [ ! -f "$stamp" ]; then
     exit 1
   fi
   touch "$stamp"
+fi
+
+if $fuzz && ! "$FX_VENV/bin/python3" -c "import atheris, yaml" 2>/dev/null; then
+  echo "fx setup: installing atheris and PyYAML into $FX_VENV (PyPI)"
+  "$FX_VENV/bin/pip" install -q --disable-pip-version-check atheris pyyaml
 fi
