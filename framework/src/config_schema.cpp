@@ -51,6 +51,7 @@ ConfigKey integer(std::string path, Ref ref, long long lo, const std::string& ex
             fmt::format("{}", ref(defaults())), std::move(doc), std::move(env));
   k.read = [ref, lo, hi, expected](Walker& w, const YAML::Node& v, const std::string& shown, Config& c) {
     if constexpr (std::is_same_v<T, std::uint64_t>) {
+      static_cast<void>(lo), static_cast<void>(hi);  // uint64 keys take the type's whole range
       if (!v.IsScalar() || !parse_uint(v.Scalar(), ref(c))) w.fail(v, shown, expected);
     } else {
       const long long top = std::min<long long>(hi, std::numeric_limits<T>::max());
