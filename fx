@@ -9,7 +9,9 @@ usage() {
 usage: ./fx <command> [args]
   setup                 install Debian packages and Open MPI 5 (ULFM) into .venv
   build                 setup, then configure and build into build/
-  test [ctest args]     build, then run the whole test suite (e.g. ./fx test -L ft)
+  test [ctest args]     build, then run the whole test suite in parallel
+                        (FX_TEST_JOBS, default 8 per core; e.g. ./fx test -L ft)
+  test quick [ctest args]   the unit tests and a few kill tests (label quick)
   test --sanitize address,undefined|thread [ctest args]
                         the same built with ASan+UBSan or TSan (docs/testing.md)
   demo                  build, run the stencil on 4+2 ranks with a kill, show the recovery
@@ -20,6 +22,7 @@ usage: ./fx <command> [args]
                         several hosts; supervised: relaunched when hosts are lost)
   bench [names]         build, run the benchmarks, write YAML under bench/results/
   plot REPORT [PNG]     render a run report's timeline as a PNG
+  docs [OUT_DIR]        the installed headers' API reference (Doxygen; build/docs/api)
   fuzz [TARGET|all] [SECONDS]   fuzz the readers (libFuzzer, clang; docs/testing.md)
   gpu-prepare KOKKOS_SOURCE   make .gpu/ for a GPU machine without network (docs/gpu.md)
   gpu-check [--quick]   on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks
@@ -30,8 +33,8 @@ jobs=${FX_JOBS:-$(nproc)}
 do_build() {
   "$root/scripts/setup.sh"
   if [ ! -f "$FX_BUILD_DIR/CMakeCache.txt" ]; then
-    cmake -S "$root" -B "$FX_BUILD_DIR" -DCMAKE_BUILD_TYPE=${FX_BUILD_TYPE:-Release} \
-      -DFX_WARNINGS_AS_ERRORS=${FX_WERROR:-${CI:+ON}} >/dev/null
+    cmake -S "$root" -B "$FX_BUILD_DIR" -DCMAKE_BUILD_TYPE="${FX_BUILD_TYPE:-Release}" \
+      -DFX_WARNINGS_AS_ERRORS="${FX_WERROR:-${CI:+ON}}" >/dev/null
   fi
   cmake --build "$FX_BUILD_DIR" -j "$jobs"
 }
@@ -44,15 +47,24 @@ case "$cmd" in
     if [ "${1:-}" = --sanitize ]; then
       shift; "$root/scripts/setup.sh"; exec "$root/scripts/sanitize.sh" "$@"
     fi
+    labels=()
+    if [ "${1:-}" = quick ]; then
+      shift; labels=(-L '^(unit|quick)$')
+    fi
     do_build
     cd "$FX_BUILD_DIR"
-    ctest --output-on-failure --timeout 600 "$@"
+    # Each test holds its declared processors (a rank each); ranks mostly
+    # wait on each other and on failure detection, so 8 per core (at most
+    # 64) keeps the cores busy (docs/testing.md has the times).
+    jobs_=$((8 * $(nproc)))
+    ctest --output-on-failure --timeout 600 -j "${FX_TEST_JOBS:-$((jobs_ < 64 ? jobs_ : 64))}" "${labels[@]}" "$@"
     ;;
   demo) do_build; exec "$root/scripts/demo_stencil.sh" "$@" ;;
   demo-substrate) do_build; exec "$root/scripts/demo.sh" "$@" ;;
   run) exec "$root/scripts/launch.sh" "$@" ;;
   bench) do_build; exec "$root/scripts/bench.sh" "$@" ;;
   plot) exec "$root/scripts/plot.sh" "$@" ;;
+  docs) "$root/scripts/setup.sh"; exec "$root/scripts/api_docs.sh" "$@" ;;
   fuzz) exec "$root/scripts/fuzz.sh" "$@" ;;
   gpu-prepare) exec "$root/scripts/gpu_prepare.sh" "$@" ;;
   gpu-check) exec "$root/scripts/gpu_check.sh" "$@" ;;

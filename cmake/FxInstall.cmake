@@ -22,6 +22,8 @@ configure_file(${PROJECT_SOURCE_DIR}/scripts/installed_env.sh.in ${PROJECT_BINAR
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh ${PROJECT_SOURCE_DIR}/scripts/supervise.py
   DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
 install(FILES ${PROJECT_BINARY_DIR}/installed_env.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx RENAME env.sh)
-# supervise.py writes its merged report through fx_files.py beside it.
-install(FILES ${PROJECT_SOURCE_DIR}/scripts/fx_files.py DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
+# supervise.py imports its policy and fx_files.py (the merged report's
+# writes) from beside it.
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/fx_files.py ${PROJECT_SOURCE_DIR}/scripts/supervisor_policy.py
+  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/fx-run DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -120,9 +120,8 @@ function(fx_add_mpi_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} PROCESSORS ${procs}
     LABELS "mpi;${arg_LABELS}" ENVIRONMENT "${env}")
   if(arg_HOSTS)
-    # One set of test hosts at a time; 77: no root / ip netns / sshd here.
-    set_tests_properties(${name} PROPERTIES LABELS "mpi;multihost;${arg_LABELS}" SKIP_RETURN_CODE 77
-      RESOURCE_LOCK fx_testhosts)
+    # 77: no root / ip netns / sshd here. Started first: they wait more than they compute.
+    set_tests_properties(${name} PROPERTIES LABELS "mpi;multihost;${arg_LABELS}" SKIP_RETURN_CODE 77 COST 20)
   endif()
   foreach(kind SETUP REQUIRED CLEANUP)
     if(arg_FIXTURES_${kind})
@@ -148,6 +147,21 @@ endfunction()
 # (scripts/with_testhosts.sh: SPARE_HOSTS, SLURM, FRESH_DIR, HOST_EVENTS given
 # as "WHEN|ACTION|HOST"), which checks that no process is left on them.
 macro(_fx_hosts_command out)
+  # A set of test hosts of its own (names fx<aa..>N, subnet 10.232.<k>), so
+  # multi-host tests run side by side under ctest -j.
+  get_property(k GLOBAL PROPERTY FX_TESTHOST_SETS)
+  if(NOT k)
+    set(k 0)
+  endif()
+  math(EXPR first "97 + ${k} / 26")
+  math(EXPR second "97 + ${k} % 26")
+  string(ASCII ${first} ${second} letters)
+  list(APPEND env "FX_TESTHOSTS_PREFIX=fx${letters}" "FX_TESTHOSTS_NET=10.232.${k}")
+  math(EXPR k "${k} + 1")
+  if(k GREATER 255)
+    message(FATAL_ERROR "fx_add_mpi_test(${name}): more than 255 multi-host tests (one /24 each)")
+  endif()
+  set_property(GLOBAL PROPERTY FX_TESTHOST_SETS ${k})
   set(hosts_args ${arg_HOSTS})
   if(arg_SPARE_HOSTS)
     list(APPEND hosts_args --spare-hosts ${arg_SPARE_HOSTS})

@@ -17,5 +17,5 @@ rc=$?
 case "$rc" in
   3) echo "fx demo: launcher status 3 (finished correctly after surviving a failure)"; exit 0 ;;
   0) echo "fx demo: launcher status 0 (no failure happened?)"; exit 0 ;;
-  *) echo "fx demo: launcher status $rc (see README: launcher exit codes)" >&2; exit "$rc" ;;
+  *) echo "fx demo: launcher status $rc (see docs/user-guide.md: "Exit codes")" >&2; exit "$rc" ;;
 esac

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are the sourcing script's
 # Shared paths for fx scripts; sourced, never run.
 FX_ROOT=${FX_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 FX_VENV=${FX_VENV:-$FX_ROOT/.venv}

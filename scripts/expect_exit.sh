@@ -58,6 +58,7 @@ if [ -n "$kill_within" ]; then
     sleep "$delay"
     for ((poll = 0; poll < 3000; poll++)); do
       victims=()
+      # shellcheck disable=SC2013  # /proc paths: one word each
       for f in $(grep -lz "^EXPECT_EXIT_RUN=$EXPECT_EXIT_RUN\$" /proc/[0-9]*/environ 2>/dev/null); do
         grep -qz '^PMIX_RANK=' "$f" 2>/dev/null && victims+=("$(basename "$(dirname "$f")")")
       done

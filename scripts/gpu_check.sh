@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check: fx with Kokkos on a real GPU, in one command that fits a
-# 10-minute lease (README "On a GPU"). On a machine with nvcc, a GPU and the
+# 10-minute lease (docs/gpu.md). On a machine with nvcc, a GPU and the
 # folder scripts/gpu_prepare.sh made (no network needed), it
 #   1. unpacks fx's Debian dependencies and Open MPI 5 (ULFM) into WORK,
 #   2. builds Kokkos 4 with CUDA (scripts/gpu/kokkos-cuda13.patch adapts it

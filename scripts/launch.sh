@@ -46,20 +46,20 @@ usage: $name -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-ho
   --watchdog SECONDS   supervised: a job without progress for this long has lost a host (0: off)
   --probe-timeout SECONDS  supervised: how long a host's sshd may take to answer (default 2)
 Exit codes: 0 ok, 1 error, 2 usage, 3 survived failures, 4 aborted after failures,
-124 time limit, 125 no verdict (README, "The ./fx driver").
+124 time limit, 125 no verdict (docs/user-guide.md, "Exit codes").
 TXT
   exit "$code"
 }
 n=""; s=${FX_SPARES:-0}; t=${FX_TIMEOUT:-600}; hostfile=${FX_HOSTFILE:-}; supervise=0; sup_args=()
 # Where each value came from, for error messages.
-n_from="-n"; s_from="-s"; t_from="-t"
-[ -n "${FX_SPARES:-}" ] && s_from="FX_SPARES (environment)"
-[ -n "${FX_TIMEOUT:-}" ] && t_from="FX_TIMEOUT (environment)"
+declare -A from=([n]="-n" [s]="-s" [t]="-t")
+[ -n "${FX_SPARES:-}" ] && from[s]="FX_SPARES (environment)"
+[ -n "${FX_TIMEOUT:-}" ] && from[t]="FX_TIMEOUT (environment)"
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) n=${2:-}; shift 2 ;;
-    -s) s=${2:-}; s_from="-s"; shift 2 ;;
-    -t) t=${2:-}; t_from="-t"; shift 2 ;;
+    -s) s=${2:-}; from[s]="-s"; shift 2 ;;
+    -t) t=${2:-}; from[t]="-t"; shift 2 ;;
     --hostfile) hostfile=${2:-}; shift 2 ;;
     --supervise) supervise=1; shift ;;
     --spare-hosts|--max-relaunches|--watchdog|--probe-timeout) sup_args+=("$1" "${2:-}"); shift 2 ;;
@@ -71,8 +71,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || usage
 for v in n s t; do
-  from_var=${v}_from
-  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: ${!from_var} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: ${from[$v]} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
 done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
@@ -114,7 +113,7 @@ kill_leftovers() {
   # (grep exits 2 when a process vanished during the scan: its list still counts)
   ours=$(grep -lzsFx -- "FX_STATUS_FILE=$status_file" /proc/[0-9]*/environ 2>/dev/null)
   [ -n "$ours" ] || return 0
-  # shellcheck disable=SC2086  # one path per word
+  # shellcheck disable=SC2086,SC2013  # /proc paths: one word each
   for f in $(grep -lzs '^PMIX_RANK=' $ours 2>/dev/null); do
     f=${f#/proc/}
     kill -KILL "${f%/environ}" 2>/dev/null
@@ -179,6 +178,7 @@ if [ -n "$hostfile" ]; then
   # nodes with it (srun --overlap, Slurm >= 20.11).
   [ -n "${SLURM_JOB_ID:-}" ] && hosts_+=(--prtemca plm_slurm_args --overlap)
   if [ -n "${FX_NET:-}" ]; then
+    # shellcheck disable=SC2054  # tcp,self: one value of Open MPI's
     hosts_+=(--mca btl tcp,self --mca btl_tcp_if_include "$FX_NET" --mca oob_tcp_if_include "$FX_NET"
              --prtemca oob_tcp_if_include "$FX_NET")
   fi
@@ -198,7 +198,7 @@ prog=$(command -v "$1" 2>/dev/null || true)
 fx_program=0   # an fx program: answers --fx-print-launch, writes the start-up marks
 if [ -n "$prog" ] && [ -f "$prog" ] && grep -qa -- "--fx-print-launch" "$prog"; then
   fx_program=1
-  launch_out=$(FX_STATUS_FILE= "$@" --fx-print-launch); launch_rc=$?
+  launch_out=$(FX_STATUS_FILE='' "$@" --fx-print-launch); launch_rc=$?
   # A configuration error: the program printed it; end as a rank would (2).
   [ "$launch_rc" -eq 0 ] || exit "$launch_rc"
   while read -r key value; do
@@ -254,6 +254,7 @@ startup_watch() {
   ups=$(startup_count)
   if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
   [ -s "$status_file" ] && return 0   # a verdict was written: not a hang
+  # shellcheck disable=SC2009  # by state, which pgrep cannot select on
   live=$(ps -o stat= --ppid "$pid" 2>/dev/null | grep -vc '^Z')
   now=$(date +%s)
   [ "$live" -ne "$last_live" ] && { last_live=$live; live_since=$now; }
@@ -325,6 +326,7 @@ launch() {
       kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
       break
     fi
+    # shellcheck disable=SC2009  # by state, which pgrep cannot select on
     if [ -s "$status_file" ] && { [ -n "$hostfile" ] || ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; }; then
       now_s=$(date +%s)
       idle_since=${idle_since:-$now_s}

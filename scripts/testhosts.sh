@@ -62,15 +62,18 @@ kill_host_procs() {  # every process in the hosts' network namespaces, all at on
   local h pids
   for h in "$@"; do
     pids=$(ip netns pids "$(ns_of "$h")" 2>/dev/null || true)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+    # shellcheck disable=SC2086  # one pid per word
+    # shellcheck disable=SC2086  # one pid per word
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null
   done
   for h in "$@"; do
     for _ in $(seq 50); do
       pids=$(ip netns pids "$(ns_of "$h")" 2>/dev/null || true)
       [ -z "$pids" ] && break
+      # shellcheck disable=SC2086  # one pid per word
       kill -9 $pids 2>/dev/null; sleep 0.05   # and what they had started meanwhile
     done
-    [ -n "$pids" ] && echo "testhosts: processes left on $h: $(echo $pids)" >&2
+    [ -n "$pids" ] && echo "testhosts: processes left on $h: $(xargs <<<"$pids")" >&2
   done
   return 0
 }
@@ -171,6 +174,7 @@ slurm_down() {  # every Slurm daemon of this set, then its directory
     pids+=" $(ip netns pids "$(ns_of "$f")" 2>/dev/null | xargs -r ps -o pid=,comm= -p | awk '$2 == "slurmstepd" {print $1}' | xargs)"
   done
   kill_host_procs "$ctl"
+  # shellcheck disable=SC2086  # one pid per word
   [ -n "$pids" ] && kill -9 $pids 2>/dev/null
   for _ in $(seq 50); do
     left=""
@@ -195,12 +199,23 @@ down() {
     rm -rf "${local_root:?}/$h"
   done
   ip link del "$bridge" 2>/dev/null || true
-  if grep -q "$hosts_tag" /etc/hosts 2>/dev/null; then
-    grep -vx ".* $hosts_tag" /etc/hosts >/etc/hosts.fx-tmp && cat /etc/hosts.fx-tmp >/etc/hosts
-    rm -f /etc/hosts.fx-tmp
-  fi
+  etc_hosts remove
   rm -rf "$state"
   return $rc
+}
+
+# etc_hosts add LINES | remove: this set's lines in /etc/hosts, which every
+# set shares: edits take a lock (sets are made and removed side by side).
+etc_hosts() {
+  (
+    flock 9
+    if [ "$1" = add ]; then
+      printf '%s' "$2" >>/etc/hosts
+    elif grep -q "$hosts_tag\$" /etc/hosts 2>/dev/null; then
+      grep -vx ".* $hosts_tag" /etc/hosts >"/etc/hosts.fx-$prefix" && cat "/etc/hosts.fx-$prefix" >/etc/hosts
+      rm -f "/etc/hosts.fx-$prefix"
+    fi
+  ) 9>/run/fx-testhosts.lock
 }
 
 write_ssh_files() {
@@ -280,12 +295,13 @@ up() {
   ip addr add "$net.1/24" dev "$bridge"
   ip link set "$bridge" up
   : >"$state/hosts"
-  local i
+  local i lines=""
   for i in $(seq "$n"); do
     start_host "$prefix$i"
     echo "$prefix$i" >>"$state/hosts"
-    echo "$(addr_of "$prefix$i") $prefix$i $hosts_tag" >>/etc/hosts
+    lines+="$(addr_of "$prefix$i") $prefix$i $hosts_tag"$'\n'
   done
+  etc_hosts add "$lines"
   for i in $(seq "$n"); do  # sshd answers before we return
     for _ in $(seq 50); do
       ssh -F "$state/ssh_config" "$prefix$i" true 2>/dev/null && break

@@ -14,7 +14,10 @@
 #   --event WHEN ACTION HOST   once WHEN holds, do ACTION to HOST (events
 #                              happen in the order given, each after the last):
 #       WHEN   file:GLOB  a file matching GLOB exists (e.g. an HDF5 version's
-#                         manifest: a deterministic point of the run's progress)
+#                         manifest: a deterministic point of the run's progress);
+#                         {hosts} in GLOB is the set's name prefix, so a host's
+#                         node-local files are this set's, never another's
+#                         (file:/dev/shm/fx-hosts/{hosts}1/...: its first host)
 #              stopped    a process on HOST is stopped: a rank froze at an
 #                         injection point (FX_INJECT action SIGSTOP), the
 #                         deterministic "during a checkpoint / the relaunch"
@@ -87,12 +90,13 @@ for ev in "${events[@]}"; do
   for h in ${host//,/ }; do hosts+=("${h/#host/$FX_TESTHOSTS_PREFIX}"); done  # host2: the set's second
   case "$when" in
     file:*)
-      # shellcheck disable=SC2086  # the glob expands here
-      until compgen -G "${when#file:}" >/dev/null; do
+      glob=${when#file:}
+      glob=${glob//\{hosts\}/$FX_TESTHOSTS_PREFIX}
+      until compgen -G "$glob" >/dev/null; do
         kill -0 "$job" 2>/dev/null || { missed=$ev; break 2; }
         sleep 0.05
       done
-      what="${when#file:} exists" ;;
+      what="$glob exists" ;;
     stopped)
       until stopped_on "${hosts[0]}"; do
         kill -0 "$job" 2>/dev/null || { missed=$ev; break 2; }
@@ -126,6 +130,7 @@ if [ "$slurm" -eq 1 ]; then
   # node to be marked down, SlurmdTimeout).
   jobs_left=$(SLURM_CONF=$slurm_conf timeout 10 squeue -h -t PENDING,RUNNING,SUSPENDED -o '%i %T %N' 2>&1)
   [ -n "$jobs_left" ] && { echo "with_testhosts: Slurm still lists jobs: $jobs_left" >&2; rc=1; }
+  # shellcheck disable=SC2013  # /proc paths: one word each
   for f in $(grep -lz "^SLURM_CONF=$slurm_conf\$" /proc/[0-9]*/environ 2>/dev/null); do
     p=${f#/proc/}; p=${p%/environ}
     [ -z "$(ip netns identify "$p" 2>/dev/null)" ] && left+=" this machine: $(ps -o pid=,args= -p "$p" | cut -c1-80)"

@@ -54,7 +54,7 @@ def median_interval(values, resamples=4000):
 def paired_ratio(a, b):
     """median_interval of a[i] / b[i], runs made in pairs (one of each,
     alternately, so that a pair shares the machine's state)."""
-    return median_interval([x / y for x, y in zip(a, b)])
+    return median_interval([x / y for x, y in zip(a, b, strict=False)])
 
 
 def result_line(text, *names):

@@ -15,6 +15,7 @@
 //   data_store_bench [--min-mib 1] [--max-mib 256] [--reps 5] [--dir DIR] [--out FILE]
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/exit_code.hpp>
 #include <fx/log.hpp>
 #include <fx_bench/results.hpp>
@@ -113,7 +114,7 @@ struct Fresh {
     store.reset();
     state.assign(n, 0.0);
     store = std::make_unique<fx::DataStore>(cfg);
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", state);
   }
 };
@@ -134,7 +135,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   mem.memory.async = false;
   mem.hdf5.restart = false;
   fx::DataStore store(mem);
-  store.set_comm(comm);
+  fx::detail::StoreAccess::set_comm(store, comm);
   store.add("state", state);
   std::int64_t it = 0;
   store.commit(++it);  // two warm-up commits fill the recycled buffers
@@ -142,7 +143,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   fx::CheckpointConfig amem = mem;
   amem.memory.async = true;
   fx::DataStore astore(amem);
-  astore.set_comm(comm);
+  fx::detail::StoreAccess::set_comm(astore, comm);
   astore.add("state", state);
   astore.set_snapshot("state", fx::Snapshot::during_next_step);
   std::vector<double> work(n);
@@ -205,7 +206,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
                            if (r == 1)
                              fresh.start(mem, comm, n);
                            else
-                             store.set_comm(comm);
+                             fx::detail::StoreAccess::set_comm(store, comm);
                          }));
     if (r == 1 && std::memcmp(fresh.state.data(), state.data(), bytes) != 0) {
       throw std::runtime_error("restored state differs");
@@ -221,11 +222,11 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
           if (r == 1)
             fresh.start(mem, comm, n);
           else
-            store.set_comm(comm);
+            fx::detail::StoreAccess::set_comm(store, comm);
         }));
     // Both stores of the next commit start on a new communicator of their
     // own, as after a repair: rank 1's was left paired with none.
-    store.set_comm(comm);
+    fx::detail::StoreAccess::set_comm(store, comm);
     commit_ratio.push_back((cp.back() > one.back() ? cp.back() : one.back()) / commit.back());
     await_ratio.push_back(awaited.back() / commit.back());
     acycle_ratio.push_back(acycle.back() / scycle.back());
@@ -258,7 +259,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   disk.hdf5.directory = (dir / "ckpt").string();
   {
     fx::DataStore h5(disk);
-    h5.set_comm(comm);
+    fx::detail::StoreAccess::set_comm(h5, comm);
     h5.add("state", state);
     std::int64_t k = 0;
     h5.commit(++k);

@@ -16,6 +16,7 @@
 //   device_bench [--mib 1024] [--reps 5] [--step-ms 40]
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/exit_code.hpp>
 #include <fx_bench/results.hpp>
 
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     const fx::Comm comm(dup, nullptr);
     auto store = std::make_unique<fx::DataStore>(cfg);
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", d);
     store->set_snapshot("state", fx::Snapshot::during_next_step);
     bool async = false;
@@ -181,7 +182,7 @@ int main(int argc, char** argv) {
         store->add("state", d);
         store->set_snapshot("state", fx::Snapshot::during_next_step);
       }
-      store->set_comm(comm);
+      fx::detail::StoreAccess::set_comm(*store, comm);
       restore.push_back(timed([&] { store->restore(); }));
       restore_h2d.push_back(slowest(rank == victim ? store->last_restore_stats().device_seconds : 0.0));
     }

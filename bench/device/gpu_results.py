@@ -10,12 +10,11 @@ import datetime
 import glob
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-import bench_results  # noqa: E402
-import yaml  # noqa: E402
+import bench_results
+import yaml
 
 
 def statuses(results):
@@ -104,14 +103,14 @@ def main():
             r["target_restore_h2d_over_pinned"] = bench_results.target("<=", 1.3)
     one_gib_h2d = next((r["pinned_h2d_s"] for r in rows if r["ranks"] == 4 and r["mib_per_rank"] == 1024), None)
     data = {
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": facts,
         "checks": statuses(results),
         "device_bench": rows,
         "stencil_overhead": overhead(logs),
         "stencil_recovery_1gib_per_rank": recovery(logs, one_gib_h2d),
     }
-    bench_results.write(out_path, data, "scripts/gpu_check.sh: fx with Kokkos on a GPU (README \"On a GPU\")")
+    bench_results.write(out_path, data, "scripts/gpu_check.sh: fx with Kokkos on a GPU (docs/gpu.md)")
 
 
 if __name__ == "__main__":

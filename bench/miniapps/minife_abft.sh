@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 
 for ((k = 1; k <= reps; ++k)); do
   for abft in false true; do
-    FX_INJECT= FX_REPORT=$work/report.yaml "$root/fx" run -n "$np" -s 0 -t 300 "$exe" "${args[@]}" --abft "$abft" \
+    FX_INJECT='' FX_REPORT=$work/report.yaml "$root/fx" run -n "$np" -s 0 -t 300 "$exe" "${args[@]}" --abft "$abft" \
       >"$work/out" 2>"$work/err" || { cat "$work/err" >&2; echo "bench: run failed (abft $abft)" >&2; exit 1; }
     solve=$(sed -n 's/^timing: solve_s = //p' "$work/out")
     iters=$(sed -n 's/^result: iterations = //p' "$work/out")

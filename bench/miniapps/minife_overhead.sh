@@ -45,7 +45,7 @@ for shape in $shapes; do
     for variant in fx baseline; do
       exe=$bin/minife
       [ "$variant" = fx ] || exe=$bin/minife_baseline
-      FX_INJECT= "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" >"$work/out" 2>"$work/err" ||
+      FX_INJECT='' "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" >"$work/out" 2>"$work/err" ||
         { tail -5 "$work/err" >&2; echo "bench: $variant $shape exited non-zero" >&2; exit 1; }
       awk -v s="$shape" -v v="$variant" -v k="$k" '/^(timing|result): /{print s, v, k, $2, $4}' "$work/out" >>"$samples"
     done

@@ -40,7 +40,7 @@ for ((k = 1; k <= reps; ++k)); do
     echo "run $k static_matrix=$static: kill -> resume ${total} s (restore ${restore} s)" >&2
   done
   for static in false true; do
-    FX_INJECT= "$root/scripts/launch.sh" -n 4 -s 0 -t 300 -- "$exe" "${size[@]}" --problem minife \
+    FX_INJECT='' "$root/scripts/launch.sh" -n 4 -s 0 -t 300 -- "$exe" "${size[@]}" --problem minife \
       --max-iterations 20 --verify-solution false --static-matrix "$static" \
       --fx-set checkpoint.memory.every=10 >"$work/out" 2>"$work/err" || { tail -5 "$work/err" >&2; exit 1; }
     echo "rss $static $(sed -n 's/^timing: peak_rss_max_kb = //p' "$work/out")" >>"$work/samples"

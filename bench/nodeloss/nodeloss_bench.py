@@ -45,7 +45,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-import bench_results  # noqa: E402
+import bench_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -103,7 +103,7 @@ def one_run(variant, build, mib, step_ms, work, timeout):
     full = [os.path.join(SCRIPTS, "with_testhosts.sh"), "4", "--spare-hosts", "1",
             "--event", f"file:{trigger}", "kill", "host2", "--"] + cmd
     try:
-        p = subprocess.run(full, env=env, capture_output=True, text=True, timeout=timeout + 60)
+        p = subprocess.run(full, env=env, capture_output=True, text=True, timeout=timeout + 60, check=False)
     except subprocess.TimeoutExpired:
         print(f"{variant}: timed out", file=sys.stderr)
         return None
@@ -161,7 +161,7 @@ def main():
     ap.add_argument("--step-ms", type=float, default=0, help="sleep per step (small states: the kill must land mid-run)")
     a = ap.parse_args()
     variants = a.variants.split(",")
-    if subprocess.run([os.path.join(SCRIPTS, "testhosts.sh"), "status"], capture_output=True).returncode == 77:
+    if subprocess.run([os.path.join(SCRIPTS, "testhosts.sh"), "status"], capture_output=True, check=False).returncode == 77:
         bench_results.write(a.out, {"nodeloss": {"skipped": "test hosts unavailable (root, ip netns, sshd)"}})
         return 77
     rows = {v: [] for v in variants}

@@ -17,7 +17,6 @@ Exit 77 (and a results file saying so) where test hosts cannot be made.
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "recovery"))
 import bench_results  # noqa: E402
-from scaling_bench import Runner, med, ratio, summarise  # noqa: E402
+from scaling_bench import Runner, summarise  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, "scripts")
@@ -88,13 +87,13 @@ def main():
     a.out = os.path.abspath(a.out)
     if a.inner:
         return inner(a)
-    if subprocess.run([os.path.join(SCRIPTS, "testhosts.sh"), "status"], capture_output=True).returncode == 77:
+    if subprocess.run([os.path.join(SCRIPTS, "testhosts.sh"), "status"], capture_output=True, check=False).returncode == 77:
         bench_results.write(a.out, {"remote": {"skipped": "test hosts unavailable (root, ip netns, sshd)"}})
         return 77
     env = dict(os.environ, FX_TESTHOSTS_PREFIX="fxr", FX_TESTHOSTS_NET="10.231.86")
     cmd = [os.path.join(SCRIPTS, "with_testhosts.sh"), str(HOSTS), "--", sys.executable, os.path.abspath(__file__),
            a.build, a.out, "--runs", str(a.runs), "--victims", a.victims, "--inner"]
-    return subprocess.run(cmd, env=env).returncode
+    return subprocess.run(cmd, env=env, check=False).returncode
 
 
 if __name__ == "__main__":

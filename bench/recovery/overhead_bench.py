@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-import bench_results  # noqa: E402
+import bench_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
@@ -20,7 +20,7 @@ LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
 
 def once(exe, n, spares, extra, env, steps, work, field="ms_per_step"):
     cmd = [LAUNCH, "-n", str(n), "-s", str(spares), "-t", "300", "--", exe, "--steps", str(steps), "--work-ms", str(work)] + extra
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=330)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=330, check=False)
     d = bench_results.result_line(p.stdout, "loop")
     if d:
         return float(d[field])

@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-import bench_results  # noqa: E402
+import bench_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
@@ -22,7 +22,7 @@ LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
 
 def run(cmd, env, timeout):
     t0 = time.time()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     fields = bench_results.result_line(p.stdout, "raw_repair", "fx_repair")
     if fields:
         return p.returncode, fields, time.time() - t0
@@ -33,7 +33,7 @@ def run(cmd, env, timeout):
 def strays():
     """Processes of a finished run still alive (a hang in MPI_Finalize or a lost rank)."""
     time.sleep(0.3)
-    p = subprocess.run(["pgrep", "-f", "fx_bench_(raw|fx)_repair"], capture_output=True, text=True)
+    p = subprocess.run(["pgrep", "-f", "fx_bench_(raw|fx)_repair"], capture_output=True, text=True, check=False)
     return len(p.stdout.split())
 
 
@@ -66,7 +66,7 @@ def main():
                     hangs += 1
                 if strays():
                     stray_runs += 1
-                    subprocess.run(["pkill", "-9", "-f", "fx_bench_(raw|fx)_repair"])
+                    subprocess.run(["pkill", "-9", "-f", "fx_bench_(raw|fx)_repair"], check=False)
                 if fields and rc == want:
                     rows[name].append(fields)
                 print(f"{n}+2 {name} run {i + 1}: exit {rc} {fields}", flush=True)

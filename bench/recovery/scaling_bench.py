@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-import bench_results  # noqa: E402
+import bench_results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
@@ -65,7 +65,7 @@ class Runner:
         in MPI_Finalize or a lost rank); other builds' are none of ours."""
         time.sleep(0.3)
         pattern = "^(" + "|".join(re.escape(e) for e in self.exe.values()) + ")( |$)"
-        p = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+        p = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
         return [int(x) for x in p.stdout.split()]
 
     def once(self, name, active, spares, victims):
@@ -75,7 +75,7 @@ class Runner:
                "--kill-at", "50", "--victims", ",".join(map(str, victims))]
         self.launches += 1
         try:
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=200)
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=200, check=False)
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = 124, e.stdout or "", e.stderr or ""
@@ -111,9 +111,9 @@ def fit(ns, ys):
         else:
             mx, my = statistics.fmean(xs), statistics.fmean(ys)
             sxx = sum((x - mx) ** 2 for x in xs)
-            b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+            b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False)) / sxx if sxx else 0.0
             a = my - b * mx
-        sse = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+        sse = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys, strict=False))
         aicc = (m * math.log(max(sse, 1e-12) / m) + 2 * k + (2 * k * (k + 1) / (m - k - 1) if m - k - 1 > 0 else math.inf))
         out[name] = {"a_ms": round(a, 4), "b_ms": round(b, 5), "sse": round(sse, 4), "aicc": round(aicc, 2)}
     best = min(out, key=lambda k: out[k]["aicc"])
@@ -192,7 +192,7 @@ def main():
                 print(f"{key} {name} run {i + 1}: {fields}", flush=True)
     results = {key: summarise(rows[key], n + s) for key, n, s, _ in cases}
     if len(cases) > 1:
-        for key, _, s, victims in cases:
+        for key, _, _, victims in cases:
             if len(victims) > 1:
                 results[key]["failed_logical_ranks"] = victims
     single = [(n + a.spares, results[f"np_{n}_plus_{a.spares}"]) for n in sizes]

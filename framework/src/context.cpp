@@ -14,7 +14,7 @@ Role Context::role() const { return rt_.role(); }
 std::int64_t Context::iteration() const { return rt_.iteration(); }
 int Context::recoveries() const { return rt_.recoveries(); }
 DataStore& Context::store() { return rt_.store(); }
-Report& Context::report() { return rt_.report(); }
+ReportView Context::report() { return ReportView(rt_.report()); }
 const Config& Context::fx_config() const { return rt_.config(); }
 const ConfigSection& Context::config() const { return rt_.config().app; }
 const std::vector<std::string>& Context::args() const { return rt_.args(); }

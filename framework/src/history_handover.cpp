@@ -1,5 +1,7 @@
 #include "history_handover.hpp"
 
+#include <fx/report_access.hpp>
+
 #include <algorithm>
 #include <string>
 
@@ -62,7 +64,7 @@ void HistoryHandover::run(const Membership& m, Report& report,
   std::string text(size, '\0');
   check(MPI_Recv(text.data(), static_cast<int>(size), MPI_CHAR, from, kHistoryTag, world, MPI_STATUS_IGNORE),
         "MPI_Recv (run record)");
-  report.adopt_history(text);
+  ReportAccess::adopt_history(report, text);
 }
 
 }  // namespace fx::detail

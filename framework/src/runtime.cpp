@@ -6,6 +6,7 @@
 #include <fx/log.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx/report_access.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -64,7 +65,7 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
   // The store's own injection points, at the iteration of the version
   // concerned (an asynchronous commit agrees steps later), else the
   // runtime's.
-  store_->set_fault_hook([this](StorePoint point, std::int64_t iteration) {
+  StoreAccess::set_fault_hook(*store_, [this](StorePoint point, std::int64_t iteration) {
     fault_point(phase_of(point), iteration >= 0 ? iteration : iteration_);
   });
 }
@@ -73,11 +74,11 @@ Runtime::~Runtime() = default;
 
 bool Runtime::init_world() {
   comms_.start(members_.start(config_.spares));
-  if (logical_rank() >= 0) store_->set_comm(app_comm());
+  if (logical_rank() >= 0) StoreAccess::set_comm(*store_, app_comm());
   injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), members_.spare_ranks());
   if (injector_.armed())
     injector_.set_buddy_distance(placed_buddy_distance());  // runs without injections skip it
-  watch_.post(world());
+  control_.watch.post(world());
   members_.publish_identity();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while
   // others still need it in the collectives above; a failure this early goes
@@ -142,16 +143,16 @@ void Runtime::execute() {
 void Runtime::on_error(const std::exception& e) {
   const auto* cfg = dynamic_cast<const ConfigError*>(&e);
   const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
-  fatal_ = e.what();
-  fatal_code_ = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
-  if (!cfg && !lost) log::error("{}", fatal_);
+  verdict_.fatal = e.what();
+  verdict_.fatal_code = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
+  if (!cfg && !lost) log::error("{}", verdict_.fatal);
   on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
 }
 
 void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
   if (!comms_.revoked()) recorder_.detected(call, rc);
-  comms_.revoke_all(world());  // the world too: wakes the idle spares
-  store_->revoke();            // its own comm: a rank in a store transfer wakes too
+  comms_.revoke_all(world());    // the world too: wakes the idle spares
+  StoreAccess::revoke(*store_);  // its own comm: a rank in a store transfer wakes too
 }
 
 // Only a repair started elsewhere (it revokes the world) ends a wait in an
@@ -162,9 +163,9 @@ void Runtime::on_failure(MPI_Comm, int rc, const char* call) {
 // ranks that had not yet learnt its result left it for a repair alone).
 bool Runtime::interrupted() {
   int rc = MPI_SUCCESS;
-  if (watch_.test(rc)) {
+  if (control_.watch.test(rc)) {
     if (rc == MPI_SUCCESS) {
-      watch_.post(world());  // a stray control message; nothing to do with repair
+      control_.watch.post(world());  // a stray control message; nothing to do with repair
       return false;
     }
     if (ulfm::is_revoked(rc)) return true;
@@ -174,10 +175,10 @@ bool Runtime::interrupted() {
 
 void Runtime::check_world_watch() {
   int rc = MPI_SUCCESS;
-  if (!watch_.test(rc)) return;
+  if (!control_.watch.test(rc)) return;
   if (rc == MPI_SUCCESS) {
-    log::warn("unexpected control message {} on an active rank; ignored", watch_.message());
-    watch_.post(world());
+    log::warn("unexpected control message {} on an active rank; ignored", control_.watch.message());
+    control_.watch.post(world());
     return;
   }
   check_world(rc, "world watch");
@@ -192,14 +193,14 @@ void Runtime::check_world(int rc, const char* call) {
 bool Runtime::idle_as_spare() {
   injector_.at(Phase::spare_idle, -1, -1, logical_size(), nullptr);
   while (true) {
-    const int rc = idle_wait(watch_, config_.spares.idle, config_.spares.poll_interval_ms);
-    if (rc == MPI_SUCCESS && watch_.message() == kReleaseMessage) return true;
+    const int rc = idle_wait(control_.watch, config_.spares.idle, config_.spares.poll_interval_ms);
+    if (rc == MPI_SUCCESS && control_.watch.message() == kReleaseMessage) return true;
     // A death (not a revoke) is left to the active ranks while any is alive:
     // they see it too and revoke the world, or they have finished and their
     // release may still be behind the failure notice. A spare starting the
     // repair here would race that release (and abort a finished job).
     if (ulfm::is_proc_failed(rc) && members_.active_rank_alive()) {
-      if (!watch_.posted()) watch_.post(world());
+      if (!control_.watch.posted()) control_.watch.post(world());
       continue;
     }
     on_failure(world(), rc, "spare wait");
@@ -226,8 +227,8 @@ void Runtime::record_committed() {
   if (!st) return;
   recorder_.committed(*st);
   // What the commit cost the app in all, for the automatic interval.
-  commit_cost_ = st->seconds + st->background_seconds;
-  background_s_ += st->background_seconds;
+  pacing_.commit_cost = st->seconds + st->background_seconds;
+  pacing_.background_s += st->background_seconds;
 }
 
 void Runtime::reached(std::int64_t iteration) {
@@ -319,7 +320,8 @@ void Runtime::resize_at_start(int old_size) {
     // again): after a relaunch that is work lost, not a fresh start.
     const std::string what = fmt::format(
         "checkpoint lost: the newest version was written by {} ranks and the app's resize() did not "
-        "restore it on {} (override ResilientApp::resize with DataStore::restore_resized, README: "
+        "restore it on {} (override ResilientApp::resize with DataStore::restore_resized, "
+        "docs/user-guide.md: "
         "\"Shrinking: the resize() protocol\")",
         old_size, logical_size());
     apply_lost_policy(what);
@@ -407,8 +409,8 @@ void Runtime::steps(StepsTimer& timer) {
   double t_mark = now();  // since the last commit (or the resume): the step time
   int stepped = 0;
   while (true) {
-    if (const double t = now(); t - watch_tested_ >= kWatchPeriodS) {
-      watch_tested_ = t;
+    if (const double t = now(); t - control_.tested >= kWatchPeriodS) {
+      control_.tested = t;
       check_world_watch();
     }
     fault_point(Phase::compute);
@@ -430,7 +432,7 @@ void Runtime::steps(StepsTimer& timer) {
     report_.add_progress(recorder_.since_start(), iteration_);
     ++stepped;
     if (done) return;
-    if (interval_.due(iteration_)) {
+    if (pacing_.interval.due(iteration_)) {
       const double tc = now();
       checkpoint(iteration_);
       const double spent = now() - tc;
@@ -438,10 +440,10 @@ void Runtime::steps(StepsTimer& timer) {
       // An asynchronous commit costs the app mostly after the call (step-end
       // progress): the interval weighs the last committed one's whole cost,
       // and the steps' time without it.
-      if (interval_.automatic())
-        choose_interval(std::max(spent, commit_cost_), (tc - t_mark - background_s_) / stepped);
+      if (pacing_.interval.automatic())
+        choose_interval(std::max(spent, pacing_.commit_cost), (tc - t_mark - pacing_.background_s) / stepped);
       t_mark = now();
-      background_s_ = 0;
+      pacing_.background_s = 0;
       stepped = 0;
     }
   }
@@ -451,8 +453,8 @@ void Runtime::steps(StepsTimer& timer) {
 void Runtime::choose_interval(double commit_s, double step_s) {
   std::array<double, 4> m{commit_s, step_s, recorder_.since_start(), static_cast<double>(recoveries_)};
   app_comm().allreduce(m.data(), m.data(), m.size(), MPI_MAX);
-  const int before = interval_.every();
-  const auto c = interval_.committed(iteration_, {m[0], m[1], m[2], static_cast<int>(m[3])});
+  const int before = pacing_.interval.every();
+  const auto c = pacing_.interval.committed(iteration_, {m[0], m[1], m[2], static_cast<int>(m[3])});
   report_.set_checkpoint_interval(c.every, c.waste);
   if (c.every != before)
     log::info(
@@ -463,7 +465,8 @@ void Runtime::choose_interval(double commit_s, double step_s) {
 
 // A recovered rank has no interval of its own yet: it takes the survivors'.
 void Runtime::sync_interval() {
-  if (interval_.automatic()) interval_.resumed(iteration_, app_comm().allreduce(interval_.every(), MPI_MAX));
+  if (pacing_.interval.automatic())
+    pacing_.interval.resumed(iteration_, app_comm().allreduce(pacing_.interval.every(), MPI_MAX));
 }
 
 // Versions had been committed and none survives: days of work may be gone,
@@ -509,7 +512,7 @@ void Runtime::apply_lost_policy(const std::string& what) {
 
 void Runtime::recover() {
   if (!failing()) on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "recover");
-  watch_.cancel();
+  control_.watch.cancel();
   fault_point(Phase::repair);
   const double t0 = now();
   const RepairResult res = repair_world();
@@ -522,7 +525,7 @@ void Runtime::recover() {
   history_.plan(before, res.members);
   take_roles(res);
   ++recoveries_;
-  watch_.post(world());
+  control_.watch.post(world());
   members_.publish_identity();
   recorder_.repaired(res, t0, members_);
   comms_.notify(
@@ -538,7 +541,7 @@ RepairResult Runtime::repair_world() {
   req.active_size = logical_size();
   req.shrink_when_exhausted = config_.recovery.on_exhausted == ExhaustedPolicy::shrink;
   req.max_rounds = config_.recovery.max_rounds;
-  req.my_fatal = !fatal_.empty();
+  req.my_fatal = !verdict_.fatal.empty();
   // restore()'s fresh rule rides on the agreement (take_roles hands the
   // store the outcome): a spare's store was never used.
   req.carried = logical_rank() >= 0 ? StoreAccess::facts(*store_) : StoreAccess::kUnused;
@@ -550,11 +553,12 @@ void Runtime::end_if_fatal(const RepairResult& res) {
   if (!res.fatal) return;
   const bool speaker =
       !res.fatal_world_ranks.empty() && res.fatal_world_ranks.front() == members_.world_rank();
-  if (speaker && fatal_code_ == ExitCode::usage) print_usage_error(fatal_);
+  if (speaker && verdict_.fatal_code == ExitCode::usage) print_usage_error(verdict_.fatal);
   members_.keep_world(res.world);
-  FX_THROW(JobEnded,
-           speaker ? fatal_ : fmt::format("ended by an error on world rank(s) {}", res.fatal_world_ranks),
-           speaker ? fatal_code_ : ExitCode::error, speaker);
+  FX_THROW(
+      JobEnded,
+      speaker ? verdict_.fatal : fmt::format("ended by an error on world rank(s) {}", res.fatal_world_ranks),
+      speaker ? verdict_.fatal_code : ExitCode::error, speaker);
 }
 
 void Runtime::end_if_exhausted(const RepairResult& res) {
@@ -578,7 +582,7 @@ void Runtime::take_roles(const RepairResult& res) {
   const bool recruited = members_.take_role(res);
   comms_.install(res.app, role() == Role::survivor);
   if (logical_rank() >= 0) {
-    store_->set_comm(app_comm());
+    StoreAccess::set_comm(*store_, app_comm());
     StoreAccess::agreed(*store_, res.carried);
     stage_ = after_repair(stage_, recruited, res.shrunk);
   }
@@ -611,7 +615,7 @@ void Runtime::finish_job() {
                       ? fmt::format("finished after surviving {} failure(s)", members_.failed().size())
                       : std::string("finished");
   verdict_.speaker = -1;
-  watch_.cancel();
+  control_.watch.cancel();
   fault_point(Phase::finalize);
 }
 
@@ -681,7 +685,7 @@ Placement Runtime::placement() const {
 }
 
 void Runtime::conclude(ExitCode code, const std::string& text) {
-  report_.set_exit(code, text);
+  ReportAccess::set_exit(report_, code, text);
   if (!config_.report_path.empty()) {
     try {
       report_.write(config_.report_path);
@@ -691,7 +695,7 @@ void Runtime::conclude(ExitCode code, const std::string& text) {
       log::error("{}", e.what());
       if (code == ExitCode::ok || code == ExitCode::survived) {
         code = ExitCode::error;
-        report_.set_exit(code, fmt::format("{}; {}", text, e.what()));
+        ReportAccess::set_exit(report_, code, fmt::format("{}; {}", text, e.what()));
       }
       report_.set_unwritten();  // the summary must not point at it
     }
@@ -704,7 +708,7 @@ void Runtime::end_job(const JobEnded& e) {
   verdict_.code = e.code();
   verdict_.text = e.what();
   verdict_.speaker = e.report() ? 1 : 0;
-  watch_.cancel();
+  control_.watch.cancel();
 }
 
 }  // namespace fx::detail

@@ -52,6 +52,31 @@ enum class Stage {
   steps,         // the step loop
 };
 
+// The commit interval and the costs it is chosen from (every: auto).
+struct CommitPacing {
+  CheckpointInterval interval;
+  double commit_cost = 0;   // the last committed version's cost to the app (wait + after)
+  double background_s = 0;  // asynchronous commits' time in step-end progress since the last commit
+};
+
+// The control messages' receive on the world (a spare's release, a
+// stray message) and when the step loop last tested it.
+struct ControlWatch {
+  Watch watch;
+  double tested = -1;
+};
+
+// How the job ends on this process: the verdict execute() reached
+// (conclude_job() makes it final) and this process's own unrecoverable
+// error, which the next repair's agreement shares.
+struct Verdict {
+  ExitCode code = ExitCode::ok;
+  std::string text;
+  int speaker = -1;   // 1/0: this process writes it or not; -1: the lowest live active rank
+  std::string fatal;  // this process's unrecoverable error ("": none)
+  ExitCode fatal_code = ExitCode::error;
+};
+
 class Runtime final : public RuntimeServices {
  public:
   Runtime(Config config, std::vector<std::string> args, ResilientApp& app);
@@ -79,7 +104,7 @@ class Runtime final : public RuntimeServices {
   int logical_size() const { return members_.active_size(); }
   Role role() const { return members_.role(); }
   DataStore& store() { return *store_; }
-  Report& report() { return report_; }
+  Report& report() override { return report_; }
   Comm derive(int color, int key, bool dup) { return comms_.derive(color, key, dup); }
   void add_callback(std::function<void(const FailureEvent&)> cb) { comms_.add_callback(std::move(cb)); }
   std::vector<int> failed_logical_ranks() const { return members_.failed_logical_ranks(); }
@@ -140,13 +165,10 @@ class Runtime final : public RuntimeServices {
   std::unique_ptr<DataStore> store_;
   Report report_;
   Injector injector_;
-  ProgressStamp progress_;   // for the supervisor's watchdog
-  double commit_cost_ = 0;   // the last committed version's cost to the app (wait + after)
-  double background_s_ = 0;  // asynchronous commits' time in step-end progress since the last commit
-  CheckpointInterval interval_{config_.checkpoint.memory.every, config_.checkpoint.memory.every_auto,
-                               config_.checkpoint.mtbf_s};
-  Watch watch_;
-  double watch_tested_ = -1;  // when the step loop last tested watch_
+  ProgressStamp progress_;  // for the supervisor's watchdog
+  CommitPacing pacing_{CheckpointInterval{config_.checkpoint.memory.every,
+                                          config_.checkpoint.memory.every_auto, config_.checkpoint.mtbf_s}};
+  ControlWatch control_;
 
   Membership members_;
   CommRegistry comms_;
@@ -157,14 +179,7 @@ class Runtime final : public RuntimeServices {
   bool app_restores_ = false;  // Reinit: the resilient function restores
   std::int64_t iteration_ = 0;
   int recoveries_ = 0;
-  std::string fatal_;  // this process's unrecoverable error
-  ExitCode fatal_code_ = ExitCode::error;
-  // The verdict execute() reached; conclude_job() makes it final.
-  struct Verdict {
-    ExitCode code = ExitCode::ok;
-    std::string text;
-    int speaker = -1;  // 1/0: this process writes it or not; -1: the lowest live active rank
-  } verdict_;
+  Verdict verdict_;
 };
 
 }  // namespace fx::detail

@@ -28,6 +28,7 @@ class RuntimeServices : public FailureHandler {
   virtual void checkpoint(std::int64_t iteration) = 0;  // store commit, with its report entry
   // The newest checkpoint (nullopt: none), timed into the recovery record.
   virtual std::optional<std::int64_t> restore_checkpoint() = 0;
+  virtual Report& report() = 0;  // the run report (a TryBlock's record)
 };
 
 }  // namespace fx::detail

@@ -10,6 +10,7 @@
 // together. A deadline past the repair timeout ends the job (never a hang).
 #include <fx/clock.hpp>
 #include <fx/context.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/ulfm.hpp>
@@ -461,7 +462,7 @@ void rebuild(TryFrame& f) {
   slot->raw = fresh;
   MPI_Comm_free(&old);
   f.state.revoked_by_me.erase(slot.get());
-  if (slot == f.ctx.comm().slot()) f.ctx.store().set_comm(f.ctx.comm());
+  if (slot == f.ctx.comm().slot()) StoreAccess::set_comm(f.ctx.store(), f.ctx.comm());
   log::debug("TryBlock '{}': communicator rebuilt after a revocation", f.name);
 }
 
@@ -506,8 +507,8 @@ void record(TryFrame& f, const TryOutcome& o) {
   if (log_.size() >= 1000) log_.erase(log_.begin());
   log_.push_back(o);
   if (f.ctx.rank() == 0) {
-    f.ctx.report().add_tryblock({o.name, o.committed ? TryBlockOutcome::committed : TryBlockOutcome::aborted,
-                                 o.attempts, o.describe(), f.rt.iteration()});
+    f.rt.report().add_tryblock({o.name, o.committed ? TryBlockOutcome::committed : TryBlockOutcome::aborted,
+                                o.attempts, o.describe(), f.rt.iteration()});
   }
   // One line per block for the job: the group's first rank speaks.
   const bool speak = !o.committed && f.comm.rank() == 0;

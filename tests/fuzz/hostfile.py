@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fuzz target: the supervisor's hostfile parser (scripts/supervise.py).
+"""Fuzz target: the supervisor's hostfile parser (scripts/supervisor_policy.py).
 
 Any bytes give a host list or a HostfileError naming the origin; nothing
 else may escape. With corpus paths (files or directories) and no atheris
@@ -9,19 +9,19 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import supervise  # noqa: E402
+import supervisor_policy as policy
 
 
 def test_one_input(data):
     text = data.decode("utf-8", errors="surrogateescape")
     try:
-        hosts = supervise.parse_hostfile(text, "fuzzed")
-    except supervise.HostfileError as e:
+        hosts = policy.parse_hostfile(text, "fuzzed")
+    except policy.HostfileError as e:
         if "fuzzed" not in str(e):
-            raise AssertionError(f"message does not name its origin: {e}")
+            raise AssertionError(f"message does not name its origin: {e}") from e
         return
     for host, slots in hosts:
-        assert supervise.HOST_NAME.fullmatch(host), host
+        assert policy.HOST_NAME.fullmatch(host), host
         assert slots is None or int(slots.split("=")[1]) >= 1, slots
 
 

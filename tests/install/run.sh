@@ -22,23 +22,28 @@ leaked=$( (cd "$inc" && find . -path '*/detail/*' -name '*.hpp'
                     fx/spares/spare_pool.hpp fx/detail/status.hpp fx/inject.hpp; do
              [ ! -e "$h" ] || echo "$h"
            done) | sort -u)
-[ -z "$leaked" ] || { echo "install: internal headers installed:" $leaked >&2; exit 1; }
+[ -z "$leaked" ] || { echo "install: internal headers installed:" "$leaked" >&2; exit 1; }
 missing=$(cd "$inc" && grep -rhoE '#include <fx/[^>]+>' . | sed 's/#include <\(.*\)>/\1/' | sort -u |
           while read -r h; do [ -e "$h" ] || echo "$h"; done)
-[ -z "$missing" ] || { echo "install: installed headers include headers that are not installed:" $missing >&2; exit 1; }
+[ -z "$missing" ] || { echo "install: installed headers include headers that are not installed:" "$missing" >&2; exit 1; }
 # yaml-cpp is a private dependency: no installed header may include it.
 yaml=$(cd "$inc" && grep -rlE '#[[:space:]]*include[[:space:]]*[<"]yaml-cpp/' . || true)
-[ -z "$yaml" ] || { echo "install: installed headers include yaml-cpp:" $yaml >&2; exit 1; }
+[ -z "$yaml" ] || { echo "install: installed headers include yaml-cpp:" "$yaml" >&2; exit 1; }
 # Relocatable: the exported targets name dependencies by target, never by
 # an absolute path of this machine.
 abs=$(grep -hE 'INTERFACE_(LINK_LIBRARIES|INCLUDE_DIRECTORIES)' "$work"/prefix/lib*/cmake/fx/fxTargets.cmake |
       grep -oE '[";]/[^";]*' || true)
-[ -z "$abs" ] || { echo "install: exported targets name absolute paths:" $abs >&2; exit 1; }
+[ -z "$abs" ] || { echo "install: exported targets name absolute paths:" "$abs" >&2; exit 1; }
 echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers installed, no internal one, none includes yaml-cpp"
+
+# README's 30-line application, as written there, is built beside it.
+awk '/^```cpp$/ {on = 1; next} /^```$/ && on {exit} on' "$src/README.md" >"$work/readme_app.cpp"
+grep -q 'fx::run<' "$work/readme_app.cpp" ||
+  { echo "install: no application found in README.md's first C++ block" >&2; exit 1; }
 
 # Only the prefix: the fx build tree must not leak into the consumer.
 "$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_BUILD_TYPE=Release "$@"
+  -DCMAKE_BUILD_TYPE=Release -DFX_README_APP="$work/readme_app.cpp" "$@"
 "$cmake_bin" --build "$work/build"
 
 # Run it through the installed launcher only (no repository script): once
@@ -49,7 +54,7 @@ echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers insta
 app=$work/build/fx_consumer
 run=$work/prefix/bin/fx-run
 export FX_CFG_CHECKPOINT__MEMORY__EVERY=5 FX_CFG_APP__STEPS=30
-FX_INJECT= "$run" -n 3 -s 1 -t 60 "$app" > "$work/clean.out" 2>&1 || { cat "$work/clean.out"; exit 1; }
+FX_INJECT='' "$run" -n 3 -s 1 -t 60 "$app" > "$work/clean.out" 2>&1 || { cat "$work/clean.out"; exit 1; }
 rc=0
 FX_INJECT=1@12 "$run" -n 3 -s 1 -t 60 "$app" > "$work/kill.out" 2>&1 || rc=$?
 [ "$rc" -eq 3 ] || { cat "$work/kill.out"; echo "install: killed run exited $rc, expected 3" >&2; exit 1; }
@@ -64,11 +69,19 @@ echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survive
 # The HDF5 level through the installed plugin: the installed env.sh points
 # FX_HDF5_PLUGIN at the prefix's copy, and a run with HDF5 checkpoints
 # writes its files.
+# shellcheck disable=SC1091  # made by the install above
 plugin=$(unset FX_HDF5_PLUGIN; source "$work/prefix/libexec/fx/env.sh" && echo "$FX_HDF5_PLUGIN")
 [ "$plugin" = "$work/prefix/lib/fx/libfx_hdf5.so" ] && [ -f "$plugin" ] ||
   { echo "install: the installed env.sh names the HDF5 plugin '$plugin', not an installed file" >&2; exit 1; }
-FX_INJECT= FX_CFG_CHECKPOINT__HDF5__EVERY=2 FX_CFG_CHECKPOINT__HDF5__DIRECTORY="$work/h5" \
+FX_INJECT='' FX_CFG_CHECKPOINT__HDF5__EVERY=2 FX_CFG_CHECKPOINT__HDF5__DIRECTORY="$work/h5" \
   "$run" -n 3 -s 1 -t 60 "$app" > "$work/hdf5.out" 2>&1 || { cat "$work/hdf5.out"; exit 1; }
 files=$(find "$work/h5" -name 'rank-*.h5' | wc -l)
 [ "$files" -gt 0 ] || { cat "$work/hdf5.out"; echo "install: no HDF5 file written through $plugin" >&2; exit 1; }
 echo "install: the HDF5 level ran through the installed plugin ($files rank files kept)"
+
+# README's application runs and survives a kill as README says (exit 3).
+rc=0
+FX_CFG_APP__N=8 FX_CFG_CHECKPOINT__MEMORY__EVERY=10 FX_INJECT=2@500 \
+  "$run" -n 4 -s 2 -t 60 "$work/build/readme_app" > "$work/readme.out" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || { cat "$work/readme.out"; echo "install: README's application exited $rc, expected 3" >&2; exit 1; }
+echo "install: README's application built and survived a kill (exit 3)"

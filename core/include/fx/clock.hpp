@@ -1,9 +1,10 @@
 #pragma once
-// One clock for every fx timing: CLOCK_MONOTONIC is shared by all processes
-// of a node, so a victim's kill stamp and a survivor's detection stamp compare.
+/// \file
+/// One clock for every fx timing: CLOCK_MONOTONIC is shared by all processes
+/// of a node, so a victim's kill stamp and a survivor's detection stamp compare.
 #include <cstdint>
 
 namespace fx {
-// Seconds since an arbitrary, node-wide fixed point.
+/// Seconds since an arbitrary, node-wide fixed point.
 double now();
 }  // namespace fx

@@ -1,15 +1,16 @@
 #pragma once
-// One enum <-> string facility for every typed setting in fx's API (config
-// values, report fields, phases). An enum opts in with FX_ENUM_NAMES at
-// namespace scope, next to its declaration:
-//
-//   enum class Scheme { buddy, parity };
-//   FX_ENUM_NAMES(fx::Scheme, {fx::Scheme::buddy, "buddy"}, {fx::Scheme::parity, "parity"})
-//
-// and then: fx::to_string(Scheme::buddy) == "buddy",
-// fx::from_string<Scheme>("parity") == Scheme::parity (std::nullopt for an
-// unknown name), fx::enum_choices<Scheme>() == "buddy | parity" (for error
-// messages and docs).
+/// \file
+/// One enum <-> string facility for every typed setting in fx's API (config
+/// values, report fields, phases). An enum opts in with FX_ENUM_NAMES at
+/// namespace scope, next to its declaration:
+/// \code
+///   enum class Scheme { buddy, parity };
+///   FX_ENUM_NAMES(fx::Scheme, {fx::Scheme::buddy, "buddy"}, {fx::Scheme::parity, "parity"})
+/// \endcode
+/// and then: fx::to_string(Scheme::buddy) == "buddy",
+/// fx::from_string<Scheme>("parity") == Scheme::parity (std::nullopt for an
+/// unknown name), fx::enum_choices<Scheme>() == "buddy | parity" (for error
+/// messages and docs).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,10 +18,11 @@
 
 namespace fx {
 
-// Specialised by FX_ENUM_NAMES; `names` lists every enumerator once.
+/// Specialised by FX_ENUM_NAMES; `names` lists every enumerator once.
 template <class E>
 struct EnumNames;
 
+/// The name FX_ENUM_NAMES gave `value` ("?" for a value it did not list).
 template <class E>
 std::string_view to_string(E value) {
   for (const auto& [v, name] : EnumNames<E>::names)
@@ -28,6 +30,7 @@ std::string_view to_string(E value) {
   return "?";
 }
 
+/// The enumerator named `text` (exact match), or std::nullopt.
 template <class E>
 std::optional<E> from_string(std::string_view text) {
   for (const auto& [v, name] : EnumNames<E>::names)
@@ -35,7 +38,7 @@ std::optional<E> from_string(std::string_view text) {
   return std::nullopt;
 }
 
-// "a | b | c", in declaration order.
+/// "a | b | c", in declaration order.
 template <class E>
 std::string enum_choices() {
   std::string out;
@@ -49,7 +52,9 @@ std::string enum_choices() {
 
 }  // namespace fx
 
-// At global namespace scope, with E fully qualified.
+/// Names enum E's enumerators for fx::to_string, fx::from_string and
+/// fx::enum_choices: FX_ENUM_NAMES(E, {E::a, "a"}, ...). At global
+/// namespace scope, with E fully qualified.
 #define FX_ENUM_NAMES(E, ...)                                                \
   template <>                                                                \
   struct fx::EnumNames<E> {                                                  \

@@ -1,13 +1,15 @@
 #pragma once
-// The one way to write a resilient application:
-//
-//   class MyApp : public fx::ResilientApp {
-//     void setup(fx::Context& ctx) override;      // allocate, register state
-//     void initialize(fx::Context& ctx) override; // fresh start only
-//     bool step(fx::Context& ctx, std::int64_t it) override;  // true: done
-//     void finish(fx::Context& ctx) override;     // report results
-//   };
-//   int main(int argc, char** argv) { return fx::run<MyApp>(argc, argv); }
+/// \file
+/// The one way to write a resilient application:
+/// \code
+///   class MyApp : public fx::ResilientApp {
+///     void setup(fx::Context& ctx) override;      // allocate, register state
+///     void initialize(fx::Context& ctx) override; // fresh start only
+///     bool step(fx::Context& ctx, std::int64_t it) override;  // true: done
+///     void finish(fx::Context& ctx) override;     // report results
+///   };
+///   int main(int argc, char** argv) { return fx::run<MyApp>(argc, argv); }
+/// \endcode
 #include <fx/context.hpp>
 
 #include <cstdint>
@@ -19,39 +21,42 @@
 
 namespace fx {
 
+/// The application fx runs through failures: fx::run calls these hooks (setup,
+/// initialize, then step until it returns true, then finish) and repeats
+/// what a repair needs.
 class ResilientApp {
  public:
   virtual ~ResilientApp() = default;
-  // Every active process, at start and when a spare is recruited: allocate
-  // and register state with ctx.store().
+  /// Every active process, at start and when a spare is recruited: allocate
+  /// and register state with ctx.store().
   virtual void setup(Context& ctx) { (void)ctx; }
-  // A fresh start only (no checkpoint to restore): fill initial state.
+  /// A fresh start only (no checkpoint to restore): fill initial state.
   virtual void initialize(Context& ctx) { (void)ctx; }
-  // One iteration; collective over ctx.comm(). Return true when done (all
-  // ranks must agree, e.g. from a reduction).
+  /// One iteration; collective over ctx.comm(). Return true when done (all
+  /// ranks must agree, e.g. from a reduction).
   virtual bool step(Context& ctx, std::int64_t iteration) = 0;
-  // After the last step, on every active rank, before shutdown. May
-  // communicate: a failure inside is repaired like any other (rollback to
-  // the last checkpoint, the steps since replayed, finish() called again).
+  /// After the last step, on every active rank, before shutdown. May
+  /// communicate: a failure inside is repaired like any other (rollback to
+  /// the last checkpoint, the steps since replayed, finish() called again).
   virtual void finish(Context& ctx) { (void)ctx; }
-  // Spares ran out under the shrink policy: ctx.size() is smaller now.
-  // Re-decompose and return the iteration to resume at. Derived comms and
-  // failure callbacks of the old decomposition are dropped before this runs,
-  // so register them again. ctx.store().restore_resized() hands over the
-  // last checkpoint as the old ranks wrote it (README: "the resize()
-  // protocol"); return its iteration. The default starts again from scratch: store
-  // registrations cleared, setup + initialize, iteration 0.
+  /// Spares ran out under the shrink policy: ctx.size() is smaller now.
+  /// Re-decompose and return the iteration to resume at. Derived comms and
+  /// failure callbacks of the old decomposition are dropped before this runs,
+  /// so register them again. ctx.store().restore_resized() hands over the
+  /// last checkpoint as the old ranks wrote it (README: "the resize()
+  /// protocol"); return its iteration. The default starts again from scratch: store
+  /// registrations cleared, setup + initialize, iteration 0.
   virtual std::int64_t resize(Context& ctx);
-  // Static members (DataStore::add_static) that a restore could not give
-  // back: a rank died together with the holder of its copy, the version
-  // came from node-local storage or HDF5 (which hold none), or resize()
-  // re-decomposed the state. Called after the dynamic state is restored,
-  // before the next step, on every rank of ctx.comm() (it may communicate);
-  // `missing` is true where this rank's static members hold nothing valid
-  // (setup() may have sized and zero-filled them): recompute them there.
-  // Return true once rebuilt. The default returns false, and fx then
-  // applies recovery.on_lost_checkpoint (stop: exit 4 naming the members;
-  // restart: initialize() at iteration 0): never a resume on stale data.
+  /// Static members (DataStore::add_static) that a restore could not give
+  /// back: a rank died together with the holder of its copy, the version
+  /// came from node-local storage or HDF5 (which hold none), or resize()
+  /// re-decomposed the state. Called after the dynamic state is restored,
+  /// before the next step, on every rank of ctx.comm() (it may communicate);
+  /// `missing` is true where this rank's static members hold nothing valid
+  /// (setup() may have sized and zero-filled them): recompute them there.
+  /// Return true once rebuilt. The default returns false, and fx then
+  /// applies recovery.on_lost_checkpoint (stop: exit 4 naming the members;
+  /// restart: initialize() at iteration 0): never a resume on stale data.
   virtual bool rebuild_static(Context& ctx, bool missing);
 };
 
@@ -64,14 +69,16 @@ template <class App>
 struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : std::true_type {};
 }  // namespace detail
 
-// Own MPI and Kokkos, read the configuration, run the app through failures.
-// Returns the process exit code (see docs/architecture.md).
-//
-// An app may declare the keys of its `app:` section,
-//   static std::vector<std::string> config_keys() { return {"nx", "steps"}; }
-// and fx then rejects any other key (from the file, FX_CFG_APP__*, or
-// --fx-set app.*) like one of its own: one line naming where it was set and
-// the nearest known key, exit 2, before any MPI communication.
+/// Own MPI and Kokkos, read the configuration, run the app through failures.
+/// Returns the process exit code (see docs/architecture.md).
+///
+/// An app may declare the keys of its `app:` section,
+/// \code
+///   static std::vector<std::string> config_keys() { return {"nx", "steps"}; }
+/// \endcode
+/// and fx then rejects any other key (from the file, FX_CFG_APP__*, or
+/// --fx-set app.*) like one of its own: one line naming where it was set and
+/// the nearest known key, exit 2, before any MPI communication.
 template <class App>
 int run(int argc, char** argv) {
   const auto make = [] { return std::make_unique<App>(); };

@@ -1,5 +1,6 @@
 #pragma once
-// Umbrella header of the fx framework.
+/// \file
+/// Umbrella header of the fx framework.
 #include <fx/app.hpp>
 #include <fx/comm.hpp>
 #include <fx/config.hpp>

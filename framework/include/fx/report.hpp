@@ -1,7 +1,8 @@
 #pragma once
-// The run report: one YAML file per run, written by the live active rank
-// with the lowest logical rank (every process keeps the record), and a
-// human summary printed at the end. Keys are snake_case (docs/config.md).
+/// \file
+/// The run report: one YAML file per run, written by the live active rank
+/// with the lowest logical rank (every process keeps the record), and a
+/// human summary printed at the end. Keys are snake_case (docs/config.md).
 #include <fx/config.hpp>
 #include <fx/data_store/level.hpp>
 #include <fx/enum_names.hpp>
@@ -15,134 +16,153 @@
 #include <vector>
 
 namespace fx {
+namespace detail {
+struct ReportAccess;
+}  // namespace detail
 
-// What a repair did: spares took the failed logical ranks (replace), the
-// ranks left were renumbered (shrink: spares ran out), only spares had died
-// (spare_lost), or no process had (rollback: a TryBlock's rollback). Every
-// one rolls the ranks back to the last checkpoint.
+/// What a repair did: spares took the failed logical ranks (replace), the
+/// ranks left were renumbered (shrink: spares ran out), only spares had died
+/// (spare_lost), or no process had (rollback: a TryBlock's rollback). Every
+/// one rolls the ranks back to the last checkpoint.
 enum class RecoveryAction { replace, shrink, spare_lost, rollback };
-// A TryBlock's end as the report records it.
+/// A TryBlock's end as the report records it.
 enum class TryBlockOutcome { committed, aborted };
 
+/// One failed process (`failures[]` in the report).
 struct FailureRecord {
-  int world_rank = -1;
-  int logical_rank = -1;  // -1: a spare died
+  int world_rank = -1;    ///< the process that failed
+  int logical_rank = -1;  ///< -1: a spare died
+  /// Where it ran.
   std::string host;
-  double time = 0;                // run-relative seconds of the kill (or detection when unknown)
-  double detection_latency = -1;  // kill -> first error seen by a survivor; -1 unknown
-  std::int64_t iteration = -1;
+  double time = 0;                ///< run-relative seconds of the kill (or detection when unknown)
+  double detection_latency = -1;  ///< kill -> first error seen by a survivor; -1 unknown
+  std::int64_t iteration = -1;    ///< the iteration the survivors were at
 };
 
+/// One repair (`recoveries[]` in the report); times in seconds.
 struct RecoveryRecord {
-  double start = 0;      // run-relative seconds when repair began
-  double detect_s = -1;  // kill -> first detection
-  double revoke_s = 0;
-  double shrink_s = 0;
-  double agree_s = 0;    // allgather of identities + agreement
-  double rebuild_s = 0;  // app comm split + derived comms
-  double restore_s = 0;
-  double total_s = 0;  // kill (or detection) -> resumed step; interrupted: -> the next detection
-  int rounds = 1;
-  std::vector<int> failed_world_ranks;
-  std::vector<int> failed_logical_ranks;
-  std::int64_t restored_iteration = -1;
-  CheckpointLevel restored_level = CheckpointLevel::none;
-  RecoveryAction action = RecoveryAction::replace;
-  int new_size = 0;
-  // Another failure came before its first step after the restore: the next
-  // repair took over (restored_level none when it came before the restore
-  // ended).
+  double start = 0;      ///< run-relative seconds when repair began
+  double detect_s = -1;  ///< kill -> first detection
+  double revoke_s = 0;   ///< revoking the communicators
+  double shrink_s = 0;   ///< shrinking them to the live processes
+  double agree_s = 0;    ///< allgather of identities + agreement
+  double rebuild_s = 0;  ///< app comm split + derived comms
+  double restore_s = 0;  ///< the checkpoint restore after it
+  double total_s = 0;    ///< kill (or detection) -> resumed step; interrupted: -> the next detection
+  int rounds = 1;        ///< repair rounds (a failure during a repair adds one)
+  std::vector<int> failed_world_ranks;                     ///< the processes that failed, by world rank
+  std::vector<int> failed_logical_ranks;                   ///< their logical ranks (-1: a spare)
+  std::int64_t restored_iteration = -1;                    ///< the iteration restored (-1: none)
+  CheckpointLevel restored_level = CheckpointLevel::none;  ///< where it came from
+  RecoveryAction action = RecoveryAction::replace;         ///< what the repair did
+  int new_size = 0;                                        ///< logical ranks after it
+  /// Another failure came before its first step after the restore: the next
+  /// repair took over (restored_level none when it came before the restore
+  /// ended).
   bool interrupted = false;
 };
 
+/// One checkpoint (`checkpoints[]` in the report).
 struct CheckpointRecord {
-  std::int64_t iteration = 0;
-  double time = 0;
+  std::int64_t iteration = 0;  ///< the version's iteration
+  double time = 0;             ///< run-relative seconds when the commit began
+  /// The deepest level written.
   CheckpointLevel level = CheckpointLevel::memory;
-  std::uint64_t bytes = 0;  // per rank
-  double seconds = 0;
-  double bandwidth = 0;  // bytes / seconds (asynchronous: bytes / committed_s)
-  // checkpoint.memory.every: auto: the interval chosen after this commit
-  // (iterations; 0: a fixed interval) and its expected waste (a fraction).
+  std::uint64_t bytes = 0;  ///< per rank
+  double seconds = 0;       ///< the commit call
+  double bandwidth = 0;     ///< bytes / seconds (asynchronous: bytes / committed_s)
+  /// checkpoint.memory.every: auto: the interval chosen after this commit
+  /// (iterations; 0: a fixed interval) and its expected waste (a fraction).
+  ///@{
   int next_interval = 0;
   double expected_waste = 0;
-  // checkpoint.memory.async: the time until the version was committed (0: a
-  // synchronous commit) and the app's time on it after the commit returned.
+  ///@}
+  /// checkpoint.memory.async: the time until the version was committed (0: a
+  /// synchronous commit) and the app's time on it after the commit returned.
+  ///@{
   double committed_s = 0;
   double background_s = 0;
+  ///@}
 };
 
+/// One TryBlock (`tryblocks[]` in the report).
 struct TryBlockRecord {
-  std::string name;
+  std::string name;  ///< the block's name
+  /// How it ended.
   TryBlockOutcome outcome = TryBlockOutcome::committed;
-  int attempts = 1;
-  std::string errors;           // "rank 2: incorrect_result; ..."
-  std::int64_t iteration = -1;  // the runtime's iteration the block ran in (-1: unknown)
+  int attempts = 1;             ///< times the body ran
+  std::string errors;           ///< "rank 2: incorrect_result; ..."
+  std::int64_t iteration = -1;  ///< the runtime's iteration the block ran in (-1: unknown)
 };
 
-// Where a logical rank ran, and where its in-memory buddy copy was held.
+/// Where a logical rank ran, and where its in-memory buddy copy was held.
 struct RankPlacement {
-  int logical = -1;
-  int world_rank = -1;
-  std::string host;
-  int copy_holder = -1;   // logical rank holding its buddy copy (-1: parity scheme, or none yet)
-  std::string copy_host;  // that rank's host
+  int logical = -1;       ///< the logical rank
+  int world_rank = -1;    ///< the process holding it
+  std::string host;       ///< that process's host
+  int copy_holder = -1;   ///< logical rank holding its buddy copy (-1: parity scheme, or none yet)
+  std::string copy_host;  ///< that rank's host
 };
 
-// The layout the run ended with: every logical rank, the spares left, and
-// the buddy distance the store chose (0: parity scheme, or no commit yet).
+/// The layout the run ended with: every logical rank, the spares left, and
+/// the buddy distance the store chose (0: parity scheme, or no commit yet).
 struct Placement {
-  std::vector<RankPlacement> ranks;                 // by logical rank
-  std::vector<std::pair<int, std::string>> spares;  // world rank, host
-  int buddy_distance = 0;
+  std::vector<RankPlacement> ranks;                 ///< by logical rank
+  std::vector<std::pair<int, std::string>> spares;  ///< world rank, host
+  int buddy_distance = 0;                           ///< 0: parity scheme, or no commit yet
 };
 
-// An injection spec that never fired anywhere in a finished run: `spec` in
-// FX_INJECT's short form, its key (inject.failures[1], inject.chaos[0],
-// with #k for a repeat's copy) and where it was declared.
+/// An injection spec that never fired anywhere in a finished run: `spec` in
+/// FX_INJECT's short form, its key (inject.failures[1], inject.chaos[0],
+/// with `#k` for a repeat's copy) and where it was declared.
 struct UnfiredInjection {
-  std::string spec;
-  std::string key;
-  std::string origin;
+  std::string spec;    ///< in FX_INJECT's short form
+  std::string key;     ///< e.g. inject.failures[1]
+  std::string origin;  ///< where it was declared (file:line:column, env FX_INJECT)
 };
 
-// Where the run happened. set_config fills it in (hostname, MPI library,
-// Kokkos version, UTC date); tests pin it with set_platform.
+/// Where the run happened. set_config fills it in (hostname, MPI library,
+/// Kokkos version, UTC date); tests pin it with set_platform.
 struct Platform {
-  std::string hostname;
-  std::string mpi_version;
-  std::string kokkos_version;
-  std::string date;  // ISO 8601, UTC
+  std::string hostname;        ///< this host's name
+  std::string mpi_version;     ///< the MPI library's version string
+  std::string kokkos_version;  ///< the Kokkos version
+  std::string date;            ///< ISO 8601, UTC
 };
 
+/// The run report this process keeps (see the file's description). The
+/// runtime records into it; an application sees it through ReportView
+/// (ctx.report()).
 class Report {
  public:
+  /// The job's settings and shape (echoed in the report); fills in the platform unless set.
   void set_config(const Config& config, int active, int spares, int world_size);
-  void set_platform(Platform platform) { platform_ = std::move(platform); }
-  const Platform& platform() const { return platform_; }
-  void set_app(std::string name) { app_ = std::move(name); }
-  void set_phase_time(const std::string& phase, double seconds);  // setup, initialize, steps, finish, ...
-  // Accumulate: phases such as setup run again after each recovery.
+  void set_platform(Platform platform) { platform_ = std::move(platform); }  ///< pin the platform (tests)
+  const Platform& platform() const { return platform_; }                     ///< where the run happened
+  void set_app(std::string name) { app_ = std::move(name); }                 ///< the application's name
+  void set_phase_time(const std::string& phase, double seconds);  ///< setup, initialize, steps, finish, ...
+  /// Accumulate: phases such as setup run again after each recovery.
   void add_phase_time(const std::string& phase, double seconds) { phases_[phase] += seconds; }
-  void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
-  void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
-  void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
-  // An asynchronous commit of `iteration` became committed.
+  void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }           ///< record a failure
+  void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }       ///< record a repair
+  void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }  ///< record a checkpoint
+  /// An asynchronous commit of `iteration` became committed.
   void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
-  void set_checkpoint_interval(int next_interval, double expected_waste);  // of the last checkpoint
-  void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
-  // A layout with a rank nobody holds (the run ended inside a repair) is
-  // none the run had: the last complete one stays, marked as earlier.
+  void set_checkpoint_interval(int next_interval, double expected_waste);      ///< of the last checkpoint
+  void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }  ///< record a TryBlock
+  /// A layout with a rank nobody holds (the run ended inside a repair) is
+  /// none the run had: the last complete one stays, marked as earlier.
   void set_placement(Placement p);
-  const Placement& placement() const { return placement_; }
-  // A checkpoint was lost and recovery.on_lost_checkpoint: restart began
-  // the run again from iteration 0.
+  const Placement& placement() const { return placement_; }  ///< the last complete layout
+  /// A checkpoint was lost and recovery.on_lost_checkpoint: restart began
+  /// the run again from iteration 0.
   void add_restart_from_scratch() { ++restarts_from_scratch_; }
-  int restarts_from_scratch() const { return restarts_from_scratch_; }
-  // Progress samples (run-relative time, iteration) for the timeline plot.
+  int restarts_from_scratch() const { return restarts_from_scratch_; }  ///< times that happened
+  /// Progress samples (run-relative time, iteration) for the timeline plot.
   void add_progress(double time, std::int64_t iteration) { progress_.emplace_back(time, iteration); }
-  // Application results, printed verbatim (numbers keep full precision):
-  // strings, bool (true/false) and every integer and floating-point type.
+  /// Application results, printed verbatim (numbers keep full precision):
+  /// strings, bool (true/false) and every integer and floating-point type.
+  ///@{
   void set_result(const std::string& key, std::string value) { results_[key] = std::move(value); }
   void set_result(const std::string& key, const char* value) { results_[key] = value; }
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
@@ -155,32 +175,38 @@ class Report {
       set_real_result(key, static_cast<double>(value));
     }
   }
+  ///@}
+  /// The injection specs that never fired (replaces the list).
   void set_unfired(std::vector<UnfiredInjection> specs) { unfired_ = std::move(specs); }
-  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }
-  void set_exit(ExitCode code, std::string text);
-  // write() failed: the summary says so instead of naming the file.
+  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }  ///< see set_unfired
+  /// write() failed: the summary says so instead of naming the file.
   void set_unwritten() { unwritten_ = true; }
 
-  // Write the YAML report (throws fx::Error naming the path on failure).
+  /// Write the YAML report (throws fx::Error naming the path on failure).
   void write(const std::string& path) const;
-  // The few lines printed at the end of a run.
+  /// The few lines printed at the end of a run.
   std::string summary() const;
-  // The report as YAML text (what write() puts in the file).
+  /// The report as YAML text (what write() puts in the file).
   std::string to_yaml() const;
-  // The run's history (phases, failures, recoveries, checkpoints, TryBlocks,
-  // progress) as another process recorded it, in to_yaml() form: a spare
-  // recruited late takes it over, so whoever writes the report has it all.
+  /// The run's history (phases, failures, recoveries, checkpoints, TryBlocks,
+  /// progress) as another process recorded it, in to_yaml() form: a spare
+  /// recruited late takes it over, so whoever writes the report has it all.
   std::string history_yaml() const { return to_yaml(); }
-  void adopt_history(const std::string& yaml);
 
-  const std::vector<FailureRecord>& failures() const { return failures_; }
-  const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }
-  const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }
-  const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }
-  ExitCode exit_code() const { return exit_; }
-  const std::string& exit_text() const { return exit_text_; }
+  const std::vector<FailureRecord>& failures() const { return failures_; }           ///< in recording order
+  const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }      ///< in recording order
+  const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }  ///< in recording order
+  const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }        ///< in recording order
+  ExitCode exit_code() const { return exit_; }                 ///< the job's verdict and its reason
+  const std::string& exit_text() const { return exit_text_; }  ///< the job's verdict and its reason
 
  private:
+  // The runtime's alone, through detail::ReportAccess: the verdict, and a
+  // recruited spare's takeover of another process's history.
+  friend struct detail::ReportAccess;
+  void set_exit(ExitCode code, std::string text);
+  void adopt_history(const std::string& yaml);  // another process's history_yaml()
+
   std::string app_;
   Platform platform_;
   std::string report_path_;
@@ -193,7 +219,7 @@ class Report {
   std::vector<TryBlockRecord> tryblocks_;
   std::vector<UnfiredInjection> unfired_;
   Placement placement_;
-  bool placement_earlier_ = false;  // the run ended with an incomplete layout
+  bool placement_earlier_ = false;  ///< the run ended with an incomplete layout
   std::vector<std::pair<double, std::int64_t>> progress_;
   std::map<std::string, std::string> results_;
   ExitCode exit_ = ExitCode::ok;
@@ -201,7 +227,31 @@ class Report {
   bool unwritten_ = false;
   int restarts_from_scratch_ = 0;
 
-  void set_real_result(const std::string& key, double value);  // shortest exact text
+  void set_real_result(const std::string& key, double value);  ///< shortest exact text
+};
+
+/// What an application sees of the run report (ctx.report()): it adds its
+/// results and phase times and reads what the run recorded; failures,
+/// recoveries, checkpoints and the verdict are the runtime's to record.
+class ReportView {
+ public:
+  /// A view of `report` (kept by reference: the runtime's, for the whole run).
+  explicit ReportView(Report& report) : report_(report) {}
+  /// An application result, printed verbatim under `results:` (strings,
+  /// bool and every arithmetic type; numbers keep full precision).
+  template <class T>
+  void set_result(const std::string& key, T&& value) {
+    report_.set_result(key, std::forward<T>(value));
+  }
+  /// The time of one of the application's phases (e.g. `assemble`).
+  void set_phase_time(const std::string& phase, double seconds) { report_.set_phase_time(phase, seconds); }
+  const std::vector<FailureRecord>& failures() const { return report_.failures(); }           ///< so far
+  const std::vector<RecoveryRecord>& recoveries() const { return report_.recoveries(); }      ///< so far
+  const std::vector<CheckpointRecord>& checkpoints() const { return report_.checkpoints(); }  ///< so far
+  const std::vector<TryBlockRecord>& tryblocks() const { return report_.tryblocks(); }        ///< so far
+
+ private:
+  Report& report_;
 };
 
 }  // namespace fx

@@ -27,7 +27,7 @@ def flip(path, offset=4096 + 200, count=16):
 
 def holder_of(version, rank):
     """The partner file holding `rank`'s image, as its writer's marker names it."""
-    pattern = re.compile(r"\{rank: %d, file: (partner-\d+\.img)," % rank)
+    pattern = re.compile(rf"\{{rank: {rank}, file: (partner-\d+\.img),")
     for marker in version.glob("rank-*.marker"):
         found = pattern.search(marker.read_text())
         if found:

@@ -84,7 +84,7 @@ struct Process {
     store.reset();
     state = std::make_unique<State>(comm.rank());
     store = std::make_unique<fx::DataStore>(cfg);
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     state->add_to(*store);
   }
   // A repair as the runtime does it: the recruited rank starts afresh, the
@@ -93,7 +93,7 @@ struct Process {
     if (recruited)
       start(cfg, comm);
     else
-      store->set_comm(comm);
+      fx::detail::StoreAccess::set_comm(*store, comm);
   }
   void commit(std::int64_t it) {
     state->fill(it);
@@ -311,7 +311,7 @@ TEST(DataStoreBuddy, FreshRankGetsALargeMemberStraightIntoItsMemory) {
   const std::size_t words = (std::size_t{10} << 20) / 8 + 12345 + static_cast<std::size_t>(r);
   auto big = std::make_unique<std::vector<std::uint64_t>>(words);
   auto store = std::make_unique<fx::DataStore>(memory_only());
-  store->set_comm(comm);
+  fx::detail::StoreAccess::set_comm(*store, comm);
   store->add("big", *big);
   fill(*big, 7);
   store->commit(7);
@@ -320,11 +320,11 @@ TEST(DataStoreBuddy, FreshRankGetsALargeMemberStraightIntoItsMemory) {
     store.reset();
     big = std::make_unique<std::vector<std::uint64_t>>(words);
     store = std::make_unique<fx::DataStore>(memory_only());
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("big", *big);
   } else {
     fill(*big, 8);  // moved on since the checkpoint
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
   }
   EXPECT_EQ(store->restore(), 7);
   std::vector<std::uint64_t> want(words);
@@ -391,7 +391,7 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
     cfg.memory.copier = GetParam();
     auto state = std::make_unique<DeviceState>(r);
     auto store = std::make_unique<fx::DataStore>(cfg);
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     state->add_to(*store);
     state->fill(6);
     store->commit(6);
@@ -406,7 +406,7 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
       store = std::make_unique<fx::DataStore>(cfg);
       state->add_to(*store);
     }
-    store->set_comm(comm);
+    fx::detail::StoreAccess::set_comm(*store, comm);
     EXPECT_EQ(store->restore(), 6);
     EXPECT_TRUE(all_true(state->matches(6))) << (async ? "async" : "sync");
     // The restored rank checkpoints again from its new memory.
@@ -801,7 +801,7 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
 
   // Cold (memory only, hdf5.restart off): nothing anywhere is enough.
   fx::DataStore cold(memory_only());
-  cold.set_comm(revoked);
+  fx::detail::StoreAccess::set_comm(cold, revoked);
   EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kUnused);
   EXPECT_FALSE(agreed_restore(cold, StoreAccess::kUnused).has_value());
   EXPECT_FALSE(cold.last_restore_stats().lost);
@@ -809,12 +809,12 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   EXPECT_THROW(cold.restore(), fx::ProcessFailure);                                   // used once
   EXPECT_THROW(agreed_restore(cold, StoreAccess::kNotRestored), fx::ProcessFailure);  // a version somewhere
   StoreAccess::agreed(cold, StoreAccess::kUnused);
-  cold.set_comm(revoked);
+  fx::detail::StoreAccess::set_comm(cold, revoked);
   EXPECT_THROW(cold.restore(), fx::ProcessFailure);
 
   // Storage that a fresh start reads: only once some rank has restored.
   fx::DataStore warm(with_node(dir.path));
-  warm.set_comm(revoked);
+  fx::detail::StoreAccess::set_comm(warm, revoked);
   EXPECT_THROW(agreed_restore(warm, StoreAccess::kUnused), fx::ProcessFailure);
   EXPECT_FALSE(agreed_restore(warm, StoreAccess::kNothing).has_value());
 

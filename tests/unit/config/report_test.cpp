@@ -3,6 +3,7 @@
 // Regenerate after an intended format change:
 //   cmake --build <build> --target fx_regenerate_report_reference
 #include <fx/report.hpp>
+#include <fx/report_access.hpp>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -89,7 +90,7 @@ fx::Report reference_report() {
   r.set_result("checksum", 12345.678901234567);
   r.set_result("iterations", std::int64_t{40});
   r.set_result("verified", std::string("true"));
-  r.set_exit(fx::ExitCode::survived, "finished after surviving 2 failures");
+  fx::detail::ReportAccess::set_exit(r, fx::ExitCode::survived, "finished after surviving 2 failures");
   return r;
 }
 
@@ -234,7 +235,7 @@ TEST(Report, HistoryRoundTrip) {
   const fx::Report from = reference_report();
   fx::Report to;
   to.add_failure({9, 9, "elsewhere", 1.0, -1, 0});  // what the spare saw alone: replaced
-  to.adopt_history(from.history_yaml());
+  fx::detail::ReportAccess::adopt_history(to, from.history_yaml());
   const YAML::Node a = YAML::Load(from.to_yaml());
   const YAML::Node b = YAML::Load(to.to_yaml());
   for (const char* key : {"phases", "failures", "recoveries", "checkpoints", "tryblocks", "progress"}) {
@@ -285,7 +286,7 @@ TEST(Report, InterruptedRecoveryIsRecorded) {
             std::string::npos)
       << s;
   fx::Report to;
-  to.adopt_history(r.history_yaml());
+  fx::detail::ReportAccess::adopt_history(to, r.history_yaml());
   ASSERT_EQ(to.recoveries().size(), 3u);
   EXPECT_TRUE(to.recoveries()[2].interrupted);
   EXPECT_FALSE(to.recoveries()[0].interrupted);

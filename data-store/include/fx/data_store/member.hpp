@@ -1,6 +1,7 @@
 #pragma once
-// fx::Member: one registered piece of application state, seen as bytes,
-// and the factories that describe buffers, std::vectors and Kokkos::Views.
+/// \file
+/// fx::Member: one registered piece of application state, seen as bytes,
+/// and the factories that describe buffers, std::vectors and Kokkos::Views.
 #include <fx/error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -19,47 +20,55 @@
 
 namespace fx {
 
-// When a commit takes its snapshot of a member (DataStore::set_snapshot).
-// at_commit: commit() copies the member before it returns. during_next_step:
-// until its next step has ended the application writes none of the
-// member's memory but parts it always rewrites before reading them (the
-// usual double buffer: the next step reads it and refreshes its ghost
-// layers), so an asynchronous commit copies it beside that step and the
-// step-end hook waits for the copy. Members without host memory are
-// always copied at the commit.
+/// When a commit takes its snapshot of a member (DataStore::set_snapshot).
+/// at_commit: commit() copies the member before it returns. during_next_step:
+/// until its next step has ended the application writes none of the
+/// member's memory but parts it always rewrites before reading them (the
+/// usual double buffer: the next step reads it and refreshes its ghost
+/// layers), so an asynchronous commit copies it beside that step and the
+/// step-end hook waits for the copy. Members without host memory are
+/// always copied at the commit.
 enum class Snapshot { at_commit, during_next_step };
 
-// The execution space the data store copies device members on: an
-// instance of its own (its own stream on a GPU), so a checkpoint's copy
-// overlaps the application's next kernels.
+/// The execution space the data store copies device members on: an
+/// instance of its own (its own stream on a GPU), so a checkpoint's copy
+/// overlaps the application's next kernels.
 using DeviceSpace = Kokkos::DefaultExecutionSpace;
 
+/// One registered piece of application state as the store sees it: its
+/// description (type, extents, layout, size) and how to copy its bytes out
+/// and back in. make_member builds one for a buffer, std::vector or View.
 struct Member {
-  std::string name;
-  std::string type;                  // "float64", "int32", "uint8", "bytes16", ...
-  std::vector<std::size_t> extents;  // element counts per dimension (empty: a scalar)
-  std::string layout = "right";      // how extents map to memory: right (C order) | left (Fortran)
+  std::string name;                  ///< unique among the registered members
+  std::string type;                  ///< "float64", "int32", "uint8", "bytes16", ...
+  std::vector<std::size_t> extents;  ///< element counts per dimension (empty: a scalar)
+  std::string layout = "right";      ///< how extents map to memory: right (C order) | left (Fortran)
+  /// Size in bytes.
   std::size_t bytes = 0;
-  std::function<void(std::byte*)> save;        // copy the member out (bytes bytes)
-  std::function<void(const std::byte*)> load;  // copy it back in
-  // Optional: the member's bytes as one contiguous host range, looked up at
-  // each use (a std::vector may have moved). Lets the store copy and hash in
-  // one pass and receive a restore straight into application memory.
+  std::function<void(std::byte*)> save;        ///< copy the member out (bytes bytes)
+  std::function<void(const std::byte*)> load;  ///< copy it back in
+  /// Optional: the member's bytes as one contiguous host range, looked up at
+  /// each use (a std::vector may have moved). Lets the store copy and hash in
+  /// one pass and receive a restore straight into application memory.
   std::function<std::byte*()> host;
-  // Set for a member the host cannot read in place (a contiguous device
-  // View; `host` is then empty): enqueue the copy of the member into `out`
-  // (bytes long, host memory), or out of `in` into the member, on `space`;
-  // the copy is complete after space.fence(). The store passes pinned
-  // staging memory of its own.
+  /// Set for a member the host cannot read in place (a contiguous device
+  /// View; `host` is then empty): enqueue the copy of the member into `out`
+  /// (bytes long, host memory), or out of `in` into the member, on `space`;
+  /// the copy is complete after space.fence(). The store passes pinned
+  /// staging memory of its own.
+  ///@{
   std::function<void(const DeviceSpace& space, std::byte* out)> to_host;
   std::function<void(const DeviceSpace& space, const std::byte* in)> from_host;
-  // An asynchronous commit's during_next_step device member: a copy in
-  // device memory (the member's own, kept for the next commit) taken at
-  // the commit, from which the copy to the host is made after the commit
-  // returned; the app's next step then need not wait for that copy.
+  ///@}
+  /// An asynchronous commit's during_next_step device member: a copy in
+  /// device memory (the member's own, kept for the next commit) taken at
+  /// the commit, from which the copy to the host is made after the commit
+  /// returned; the app's next step then need not wait for that copy.
+  ///@{
   std::function<void(const DeviceSpace& space)> to_snapshot;
   std::function<void(const DeviceSpace& space, std::byte* out)> snapshot_to_host;
-  Snapshot snapshot = Snapshot::at_commit;
+  ///@}
+  Snapshot snapshot = Snapshot::at_commit;  ///< when a commit copies it (DataStore::set_snapshot)
 };
 
 namespace detail {
@@ -86,10 +95,10 @@ std::string type_name() {
     return "bytes" + std::to_string(sizeof(T));
 }
 
-// Bytes per element of a type name ("float64" -> 8, "bytes12" -> 12, "bytes" -> 1).
+/// Bytes per element of a type name ("float64" -> 8, "bytes12" -> 12, "bytes" -> 1).
 std::size_t type_size(std::string_view type);
 
-// A member whose bytes are a contiguous host range: save/load are copies.
+/// A member whose bytes are a contiguous host range: save/load are copies.
 Member host_member(std::string name, std::string type, std::vector<std::size_t> extents, std::string layout,
                    std::size_t bytes, std::function<std::byte*()> host);
 
@@ -99,7 +108,7 @@ template <class V>
 constexpr bool dense_layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
                               std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft>;
 
-// An unmanaged host View of V's type and layout over `p`.
+/// An unmanaged host View of V's type and layout over `p`.
 template <class V>
 auto host_alias(const V& view, const std::byte* p) {
   using T = typename V::non_const_value_type;
@@ -108,11 +117,11 @@ auto host_alias(const V& view, const std::byte* p) {
   return H(reinterpret_cast<T*>(const_cast<std::byte*>(p)), view.layout());
 }
 
-// A dense View copied through host memory on an execution-space instance
-// (make_member's path for device Views; tests force it on host Views).
-// `current` returns the View to copy at each use. The copies are
-// asynchronous on the instance they are given; save/load (TryBlocks, fault
-// injection) complete at once, on an instance of their own.
+/// A dense View copied through host memory on an execution-space instance
+/// (make_member's path for device Views; tests force it on host Views).
+/// `current` returns the View to copy at each use. The copies are
+/// asynchronous on the instance they are given; save/load (TryBlocks, fault
+/// injection) complete at once, on an instance of their own.
 template <class V, class Current>
 Member staged_member(const std::string& name, const V& view, Current current) {
   static_assert(dense_layout<V>, "staged members are LayoutRight or LayoutLeft");
@@ -159,7 +168,7 @@ Member staged_member(const std::string& name, const V& view, Current current) {
 
 }  // namespace detail
 
-// `n` elements at `data` (the pointer must stay valid while registered).
+/// `n` elements at `data` (the pointer must stay valid while registered).
 template <class T>
 Member make_member(const std::string& name, T* data, std::size_t n) {
   static_assert(std::is_trivially_copyable_v<T> && !std::is_const_v<T>,
@@ -168,8 +177,8 @@ Member make_member(const std::string& name, T* data, std::size_t n) {
                              [data] { return reinterpret_cast<std::byte*>(data); });
 }
 
-// A std::vector of fixed size: resizing it after registration is an error
-// (register it again); reallocation without resizing is followed.
+/// A std::vector of fixed size: resizing it after registration is an error
+/// (register it again); reallocation without resizing is followed.
 template <class T>
 Member make_member(const std::string& name, std::vector<T>& v) {
   static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
@@ -182,8 +191,8 @@ Member make_member(const std::string& name, std::vector<T>& v) {
   });
 }
 
-// A Kokkos::View of any rank and layout. Contiguous host views are used in
-// place; device or strided views go through a LayoutRight host copy.
+/// A Kokkos::View of any rank and layout. Contiguous host views are used in
+/// place; device or strided views go through a LayoutRight host copy.
 template <class D, class... P>
 Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   using V = Kokkos::View<D, P...>;
@@ -233,22 +242,26 @@ Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   return m;
 }
 
-// A View registered by handle, not by memory: fx::follow(u) makes the
-// member look the View up at every commit and restore, so the usual double
-// buffer (std::swap(u, u_new) after each step) checkpoints and restores the
-// buffer that is current then. The View object must outlive its
-// registration (a data member, not a local). Reallocating it to other
-// extents is an error (register it again).
-//   ctx.store().add("u", fx::follow(u_));
+/// A View registered by handle, not by memory: fx::follow(u) makes the
+/// member look the View up at every commit and restore, so the usual double
+/// buffer (std::swap(u, u_new) after each step) checkpoints and restores the
+/// buffer that is current then. The View object must outlive its
+/// registration (a data member, not a local). Reallocating it to other
+/// extents is an error (register it again).
+/// \code
+///   ctx.store().add("u", fx::follow(u_));
+/// \endcode
 template <class V>
 struct Followed {
-  V* view;
+  V* view;  ///< the View object registered
 };
+/// Register `view` by handle (see fx::Followed).
 template <class D, class... P>
 Followed<Kokkos::View<D, P...>> follow(Kokkos::View<D, P...>& view) {
   return {&view};
 }
 
+/// A View registered by handle (fx::follow): the View current at each use.
 template <class V>
 Member make_member(const std::string& name, Followed<V> followed) {
   using T = typename V::non_const_value_type;
@@ -286,20 +299,22 @@ Member make_member(const std::string& name, Followed<V> followed) {
   }
 }
 
-// A static member: written once and never changed while registered (an
-// assembled matrix, a mesh). The store sends it to the buddy at the first
-// commit after registration only, and a recovered rank receives it in
-// restore() instead of recomputing it. Its size is known only once filled,
-// so the store reads the current contents at each use and makes room on
-// the receiving side (std::vector::resize, Kokkos::realloc).
+/// A static member: written once and never changed while registered (an
+/// assembled matrix, a mesh). The store sends it to the buddy at the first
+/// commit after registration only, and a recovered rank receives it in
+/// restore() instead of recomputing it. Its size is known only once filled,
+/// so the store reads the current contents at each use and makes room on
+/// the receiving side (std::vector::resize, Kokkos::realloc).
 struct StaticMember {
+  /// Unique among the static members.
   std::string name;
-  std::function<std::pair<std::byte*, std::size_t>()> contents;  // where, how many bytes now
-  std::function<std::byte*(std::size_t)> resize;  // room for n bytes (a whole number of elements)
-  std::size_t element = 1;                        // bytes per element
-  std::function<void()> loaded;                   // optional: after a restore filled resize()'s room
+  std::function<std::pair<std::byte*, std::size_t>()> contents;  ///< where, how many bytes now
+  std::function<std::byte*(std::size_t)> resize;  ///< room for n bytes (a whole number of elements)
+  std::size_t element = 1;                        ///< bytes per element
+  std::function<void()> loaded;                   ///< optional: after a restore filled resize()'s room
 };
 
+/// A std::vector, by handle: a restore resizes it.
 template <class T>
 StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
   static_assert(std::is_trivially_copyable_v<T> && !std::is_same_v<T, bool>,
@@ -315,10 +330,10 @@ StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
           {}};
 }
 
-// A one-dimensional View, by handle: a restore reallocates it. A View the
-// host cannot read (device memory) keeps a host copy beside it, made at its
-// first publication (its contents never change while registered) and
-// written back to the device by `loaded` after a restore.
+/// A one-dimensional View, by handle: a restore reallocates it. A View the
+/// host cannot read (device memory) keeps a host copy beside it, made at its
+/// first publication (its contents never change while registered) and
+/// written back to the device by `loaded` after a restore.
 template <class T, class... P>
 StaticMember make_static_member(const std::string& name, Kokkos::View<T*, P...>& view) {
   using V = Kokkos::View<T*, P...>;

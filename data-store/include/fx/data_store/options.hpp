@@ -1,61 +1,68 @@
 #pragma once
+/// \file
+/// The data store's settings, as the configuration's `checkpoint:` section sets them.
 #include <fx/enum_names.hpp>
 
 #include <string>
 
 namespace fx {
 
-// In-memory redundancy: a full copy on the buddy, or XOR parity over groups.
+/// In-memory redundancy: a full copy on the buddy, or XOR parity over groups.
 enum class MemoryScheme { buddy, parity };
-// Versions exist on disk but none is usable (corrupted, truncated, missing
-// rank files, other rank count): start from scratch, or throw
-// fx::CheckpointLost on every rank.
+/// Versions exist on disk but none is usable (corrupted, truncated, missing
+/// rank files, other rank count): start from scratch, or throw
+/// fx::CheckpointLost on every rank.
 enum class UnusablePolicy { fresh, stop };
-// Who copies an asynchronous commit's during_next_step members: a thread
-// of the store's own beside the app's next step, the app's thread at that
-// step's end, or (automatic) the thread when this host has a core no rank
-// keeps busy.
+/// Who copies an asynchronous commit's during_next_step members: a thread
+/// of the store's own beside the app's next step, the app's thread at that
+/// step's end, or (automatic) the thread when this host has a core no rank
+/// keeps busy.
 enum class SnapshotCopier { automatic, thread, step_end };
 
+/// `checkpoint.memory`: the in-memory level, and when commits happen.
 struct MemoryCheckpointConfig {
-  int every = 0;            // commit every k iterations (0: off)
-  bool every_auto = false;  // every: auto, the runtime picks k from the commit cost and the MTBF
-  int buddy_distance = 1;   // buddy of logical rank r holds r's copy: r + distance
-  MemoryScheme scheme = MemoryScheme::buddy;
-  int parity_group = 4;  // parity: ranks per XOR group (>= 2; the last group takes the rest)
-  int depth = 2;         // versions kept
-  // Buddy commits without a node-local or HDF5 write return once the
-  // snapshot is taken; the exchange and the agreement finish in the
-  // background (DataStore::progress), the version is committed then.
+  int every = 0;            ///< commit every k iterations (0: off)
+  bool every_auto = false;  ///< every: auto, the runtime picks k from the commit cost and the MTBF
+  int buddy_distance = 1;   ///< buddy of logical rank r holds r's copy: r + distance
+  MemoryScheme scheme = MemoryScheme::buddy;  ///< buddy copies or XOR parity
+  int parity_group = 4;  ///< parity: ranks per XOR group (>= 2; the last group takes the rest)
+  int depth = 2;         ///< versions kept
+  /// Buddy commits without a node-local or HDF5 write return once the
+  /// snapshot is taken; the exchange and the agreement finish in the
+  /// background (DataStore::progress), the version is committed then.
   bool async = true;
-  SnapshotCopier copier = SnapshotCopier::automatic;
+  SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
 };
 
+/// `checkpoint.hdf5`: versions on disk, one HDF5 file per rank per version.
 struct Hdf5CheckpointConfig {
-  int every = 0;  // every m-th memory commit also to disk (0: off)
+  int every = 0;  ///< every m-th memory commit also to disk (0: off)
+  /// Where the files go; must be writable.
   std::string directory = "fx-checkpoints";
-  int keep = 2;         // complete versions retained
-  bool restart = true;  // cold restart from the newest valid version
+  int keep = 2;         ///< complete versions retained
+  bool restart = true;  ///< cold restart from the newest valid version
+  /// Versions on disk but none usable: start from scratch, or throw fx::CheckpointLost.
   UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
-// Node-local storage (SCR's second level): survives a lost host when the
-// partner copies are on, without the shared filesystem's cost.
+/// Node-local storage (SCR's second level): survives a lost host when the
+/// partner copies are on, without the shared filesystem's cost.
 struct NodeCheckpointConfig {
-  int every = 0;  // every m-th memory commit also to node-local storage (0: off)
-  std::string directory = "/tmp/fx-node-{host}";  // `{host}`: this host's name
-  bool partner = true;  // also write the buddy copy this rank holds (needs scheme: buddy)
-  int keep = 2;         // complete versions retained per directory
-  // Versions found but every copy of some image failed its checks, in
-  // every version: start from scratch, or throw fx::CheckpointLost.
+  int every = 0;  ///< every m-th memory commit also to node-local storage (0: off)
+  std::string directory = "/tmp/fx-node-{host}";  ///< `{host}`: this host's name
+  bool partner = true;  ///< also write the buddy copy this rank holds (needs scheme: buddy)
+  int keep = 2;         ///< complete versions retained per directory
+  /// Versions found but every copy of some image failed its checks, in
+  /// every version: start from scratch, or throw fx::CheckpointLost.
   UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
+/// `checkpoint`: every setting of the data store.
 struct CheckpointConfig {
-  double mtbf_s = 0;  // the job's mean time between failures, for every: auto (0: unknown)
-  MemoryCheckpointConfig memory;
-  NodeCheckpointConfig node;
-  Hdf5CheckpointConfig hdf5;
+  double mtbf_s = 0;              ///< the job's mean time between failures, for every: auto (0: unknown)
+  MemoryCheckpointConfig memory;  ///< `checkpoint.memory`
+  NodeCheckpointConfig node;      ///< `checkpoint.node`
+  Hdf5CheckpointConfig hdf5;      ///< `checkpoint.hdf5`
 };
 
 }  // namespace fx

@@ -5,11 +5,19 @@
 #include <fx/data_store/store.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fx::detail {
 
 struct StoreAccess {
+  // DataStore::set_comm / revoke / set_fault_hook: the runtime's (and the
+  // in-tree tests' and benchmarks'), not an application's.
+  static void set_comm(DataStore& store, Comm comm) { store.set_comm(std::move(comm)); }
+  static void revoke(DataStore& store) { store.revoke(); }
+  static void set_fault_hook(DataStore& store, DataStore::FaultHook hook) {
+    store.set_fault_hook(std::move(hook));
+  }
   // Bits of RepairRequest::carried (ANDed over the live processes).
   static constexpr int kNothing = 1;                       // this store holds no version, its sequence is 0
   static constexpr int kNotRestored = 2;                   // no restore() returned on this store
