@@ -290,6 +290,11 @@ trap 'kill_mpiexec KILL; exit 143' TERM
 # launch ARGS: one mpiexec run, watched; sets rc and stuck.
 start_out=$status_file.stdout
 launch() {
+  # Before mpiexec starts: on a loaded machine its ranks can pass MPI_Init
+  # and write their marks before this shell runs its next line (the reset
+  # once came after the start and removed them: a job whose ranks had all
+  # started was then ended at its first kill as "lost during start-up").
+  startup_reset
   # Own process group, so a time-out takes every rank with it.
   # stdout also goes to start_out (for the retry below) through a tee owned
   # by this shell: as mpiexec's own child it would count as a live rank in
@@ -299,6 +304,8 @@ launch() {
     "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" >&"$outfd" &
   pid=$!
   exec {outfd}>&-
+  # Tests only: this shell slower than the ranks' start-up (a loaded machine).
+  [ -n "${FX_LAUNCH_TEST_PAUSE:-}" ] && sleep "$FX_LAUNCH_TEST_PAUSE"
   # The supervisor finds the job's leftovers by mpiexec's PMIx namespace,
   # and removes this directory once it has ended them.
   [ -n "${FX_JOB_INFO:-}" ] && write_file "$FX_JOB_INFO" "mpiexec_pid=$pid run_dir=$run_dir"
@@ -320,7 +327,6 @@ launch() {
   grace=${FX_EXIT_GRACE:-5}
   idle_since=""
   stuck=0
-  startup_reset
   while kill -0 "$pid" 2>/dev/null; do
     if ! startup_watch; then
       kill_mpiexec TERM; sleep 1; kill_mpiexec KILL

@@ -119,12 +119,24 @@ done
 wait "$job"; rc=$?
 job=""
 "$th" disconnect   # the shared ssh connections' sessions are not the job's
-sleep 0.5   # ranks that left with _exit may need a moment
-left=""
-while read -r h _; do  # the hosts' own daemons aside
-  procs=$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -vx -e sshd -e slurmd | sort | uniq -c | xargs)
-  [ -n "$procs" ] && left+=" $h:$procs"
-done < <("$th" status)
+# What is still running on the hosts, their own daemons aside.
+leftovers() {
+  local h procs out=""
+  while read -r h _; do
+    procs=$("$th" pids "$h" | xargs -r ps -o comm= -p | grep -vx -e sshd -e slurmd | sort | uniq -c | xargs)
+    [ -n "$procs" ] && out+=" $h:$procs"
+  done < <("$th" status)
+  printf '%s' "$out"
+}
+# Processes still ending get up to 10 s (ranks that left with _exit; a
+# Slurm step daemon, ended by slurmd after the allocation is revoked, took
+# over a second on a loaded machine); whatever is left then is a leftover.
+left=$(leftovers)
+for _ in $(seq 20); do
+  [ -z "$left" ] && break
+  sleep 0.5
+  left=$(leftovers)
+done
 if [ "$slurm" -eq 1 ]; then
   # A job still completing on a lost node has ended (Slurm waits for that
   # node to be marked down, SlurmdTimeout).

@@ -156,19 +156,9 @@ ConfigKey named(std::string path, Ref ref, std::string doc, std::string env = ""
 #define FX_MEMBER(m) \
   [](auto& c) -> auto& { return c.m; }  // NOLINT(bugprone-macro-parentheses)
 
-std::vector<ConfigKey> make_schema() {
-  std::vector<std::string> levels;
-  for (int l = 0; l <= static_cast<int>(log::Level::off); ++l)
-    levels.emplace_back(log::level_name(static_cast<log::Level>(l)));
-  std::vector<std::string> actions;
-  for (const auto& entry : EnumNames<InjectAction>::names) actions.emplace_back(entry.second);
-  auto action_of = [](const std::string& s) {
-    InjectAction a{};
-    return parse_action(s, a) ? std::optional<InjectAction>(a) : std::nullopt;
-  };
-  auto action_name = [](InjectAction a) { return to_string(a); };
-
-  std::vector<ConfigKey> s = {
+// The keys of one part of the configuration each, in the order they are documented.
+std::vector<ConfigKey> spares_recovery_detector_keys() {
+  return {
       integer("spares.count", FX_MEMBER(spares.count), 0, "a number of spares >= 0",
               "the last S processes wait as spares", "FX_SPARES"),
       named<SpareIdle>("spares.idle", FX_MEMBER(spares.idle), "how a spare waits", "FX_SPARE_IDLE"),
@@ -189,6 +179,11 @@ std::vector<ConfigKey> make_schema() {
              "FX_DETECTOR_PERIOD"),
       number("detector.timeout_s", FX_MEMBER(detector.timeout_s), false, "heartbeat timeout (0: 4 x period)",
              "FX_DETECTOR_TIMEOUT"),
+  };
+}
+
+std::vector<ConfigKey> checkpoint_keys() {
+  return {
       interval("checkpoint.memory.every", FX_MEMBER(checkpoint.memory.every),
                FX_MEMBER(checkpoint.memory.every_auto), "commit a version every k iterations"),
       integer("checkpoint.memory.buddy_distance", FX_MEMBER(checkpoint.memory.buddy_distance), 1,
@@ -225,6 +220,14 @@ std::vector<ConfigKey> make_schema() {
                             "versions on disk but none usable: start from scratch, or stop"),
       number("checkpoint.mtbf_s", FX_MEMBER(checkpoint.mtbf_s), false,
              "the job's mean time between failures, for every: auto"),
+  };
+}
+
+std::vector<ConfigKey> tryblock_reinit_log_report_keys() {
+  std::vector<std::string> levels;
+  for (int l = 0; l <= static_cast<int>(log::Level::off); ++l)
+    levels.emplace_back(log::level_name(static_cast<log::Level>(l)));
+  return {
       integer("tryblock.soft_retries", FX_MEMBER(tryblock.soft_retries), 0, "an integer >= 0",
               "retries of a block that reports a soft error"),
       number("tryblock.timeout_s", FX_MEMBER(tryblock.timeout_s), true, "bound on the waits inside a block"),
@@ -242,6 +245,18 @@ std::vector<ConfigKey> make_schema() {
           [](log::Level l) { return log::level_name(l); }, "what is logged", "FX_LOG_LEVEL"),
       path("report.path", FX_MEMBER(report_path), "a file path", true, "where the run report is written",
            "FX_REPORT"),
+  };
+}
+
+std::vector<ConfigKey> inject_keys() {
+  std::vector<std::string> actions;
+  for (const auto& entry : EnumNames<InjectAction>::names) actions.emplace_back(entry.second);
+  auto action_of = [](const std::string& s) {
+    InjectAction a{};
+    return parse_action(s, a) ? std::optional<InjectAction>(a) : std::nullopt;
+  };
+  auto action_name = [](InjectAction a) { return to_string(a); };
+  std::vector<ConfigKey> keys = {
       integer("inject.chaos.seed", FX_MEMBER(inject.chaos_seed), 0, "an integer >= 0",
               "seeds the chaos generator", "FX_CHAOS_SEED"),
       number("inject.chaos.mtbf_iterations", FX_MEMBER(inject.chaos_mtbf_iterations), true,
@@ -256,8 +271,16 @@ std::vector<ConfigKey> make_schema() {
                            action_name, "how chaos victims fail"),
       named<Phase>("inject.chaos.phase", FX_MEMBER(inject.chaos_phase), "the phase chaos failures fire in"),
   };
-  for (auto& k : s)
+  for (auto& k : keys)
     if (k.path == "inject.chaos.mtbf_iterations") k.default_text = "(required)";
+  return keys;
+}
+
+std::vector<ConfigKey> make_schema() {
+  std::vector<ConfigKey> s;
+  for (auto part :
+       {spares_recovery_detector_keys, checkpoint_keys, tryblock_reinit_log_report_keys, inject_keys})
+    for (auto& k : part()) s.push_back(std::move(k));
   return s;
 }
 

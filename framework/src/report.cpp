@@ -139,6 +139,170 @@ void emit_ints(YAML::Emitter& out, const std::vector<int>& v) {
   out << YAML::EndSeq;
 }
 
+// One entry of each list the report keeps.
+void emit(YAML::Emitter& out, const FailureRecord& f) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "world_rank" << YAML::Value << f.world_rank;
+  out << YAML::Key << "logical_rank" << YAML::Value << f.logical_rank;
+  out << YAML::Key << "host" << YAML::Value << f.host;
+  out << YAML::Key << "time" << YAML::Value << num(f.time);
+  out << YAML::Key << "detection_latency" << YAML::Value << num(f.detection_latency);
+  out << YAML::Key << "iteration" << YAML::Value << f.iteration;
+  out << YAML::EndMap;
+}
+
+void emit(YAML::Emitter& out, const RecoveryRecord& r) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "start" << YAML::Value << num(r.start);
+  out << YAML::Key << "action" << YAML::Value << std::string(to_string(r.action));
+  out << YAML::Key << "failed_world_ranks" << YAML::Value;
+  emit_ints(out, r.failed_world_ranks);
+  out << YAML::Key << "failed_logical_ranks" << YAML::Value;
+  emit_ints(out, r.failed_logical_ranks);
+  out << YAML::Key << "rounds" << YAML::Value << r.rounds;
+  out << YAML::Key << "new_size" << YAML::Value << r.new_size;
+  out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
+  out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
+  if (r.interrupted) out << YAML::Key << "interrupted" << YAML::Value << true;
+  out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
+  out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
+  out << YAML::Key << "shrink" << YAML::Value << num(r.shrink_s);
+  out << YAML::Key << "agree" << YAML::Value << num(r.agree_s);
+  out << YAML::Key << "rebuild" << YAML::Value << num(r.rebuild_s);
+  out << YAML::Key << "restore" << YAML::Value << num(r.restore_s);
+  out << YAML::Key << "total" << YAML::Value << num(r.total_s);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+}
+
+void emit(YAML::Emitter& out, const CheckpointRecord& c) {
+  out << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "iteration" << YAML::Value << c.iteration;
+  out << YAML::Key << "time" << YAML::Value << num(c.time);
+  out << YAML::Key << "level" << YAML::Value << std::string(to_string(c.level));
+  out << YAML::Key << "bytes" << YAML::Value << c.bytes;
+  out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
+  out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
+  if (c.committed_s > 0) {
+    out << YAML::Key << "committed_s" << YAML::Value << num(c.committed_s);
+    out << YAML::Key << "background_s" << YAML::Value << num(c.background_s);
+  }
+  if (c.next_interval > 0) {
+    out << YAML::Key << "next_interval" << YAML::Value << c.next_interval;
+    out << YAML::Key << "expected_waste" << YAML::Value << num(c.expected_waste);
+  }
+  out << YAML::EndMap;
+}
+
+void emit(YAML::Emitter& out, const TryBlockRecord& t) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << t.name;
+  out << YAML::Key << "outcome" << YAML::Value << std::string(to_string(t.outcome));
+  out << YAML::Key << "attempts" << YAML::Value << t.attempts;
+  out << YAML::Key << "errors" << YAML::Value << t.errors;
+  if (t.iteration >= 0) out << YAML::Key << "iteration" << YAML::Value << t.iteration;
+  out << YAML::EndMap;
+}
+
+void emit(YAML::Emitter& out, const UnfiredInjection& u) {
+  out << YAML::Flow << YAML::BeginMap << YAML::Key << "spec" << YAML::Value << u.spec << YAML::Key << "key"
+      << YAML::Value << u.key << YAML::Key << "origin" << YAML::Value << u.origin << YAML::EndMap;
+}
+
+// `key:` and the list's entries, each by emit().
+template <class Record>
+void emit_list(YAML::Emitter& out, const char* key, const std::vector<Record>& list) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+  for (const auto& r : list) emit(out, r);
+  out << YAML::EndSeq;
+}
+
+void emit_platform(YAML::Emitter& out, const Platform& p, int active, int spares, int world_size) {
+  out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "hostname" << YAML::Value << p.hostname;
+  out << YAML::Key << "mpi_version" << YAML::Value << p.mpi_version;
+  out << YAML::Key << "kokkos_version" << YAML::Value << p.kokkos_version;
+  out << YAML::Key << "date" << YAML::Value << p.date;
+  out << YAML::Key << "active_ranks" << YAML::Value << active;
+  out << YAML::Key << "spares" << YAML::Value << spares;
+  out << YAML::Key << "world_size" << YAML::Value << world_size;
+  out << YAML::EndMap;
+}
+
+// The summary's parts.
+std::string phases_text(const std::map<std::string, double>& phases) {
+  // The run's own order first, then anything else the runtime timed.
+  std::vector<std::string> order = {"setup", "initialize", "steps", "finish", "total"};
+  for (const auto& kv : phases)
+    if (std::find(order.begin(), order.end(), kv.first) == order.end())
+      order.insert(order.end() - 1, kv.first);
+  std::string p;
+  for (const auto& k : order) {
+    const auto it = phases.find(k);
+    if (it != phases.end()) p += fmt::format("{}{} {:.3f} s", p.empty() ? "" : ", ", k, it->second);
+  }
+  return p;
+}
+
+std::string failure_line(const FailureRecord& f) {
+  return fmt::format(
+      "    {} (world {}{}) at {:.3f} s, iteration {}, detected after {}",
+      f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
+      f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency));
+}
+
+std::string recovery_line(std::size_t number, const RecoveryRecord& r) {
+  const std::string end =
+      r.interrupted
+          ? fmt::format(
+                "interrupted by another failure before resuming (restored: {})",
+                r.restored_level == CheckpointLevel::none
+                    ? std::string("none")
+                    : fmt::format("iteration {} from {}", r.restored_iteration, to_string(r.restored_level)))
+          : fmt::format("resumed at iteration {} from {}", r.restored_iteration, to_string(r.restored_level));
+  return fmt::format(
+      "    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, restore {}), {}",
+      number, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s), ms(r.revoke_s),
+      ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), end);
+}
+
+// Per level: count, size and time of its checkpoints (and of the
+// asynchronous ones); then the automatic interval last chosen.
+std::vector<std::string> checkpoint_lines(const std::vector<CheckpointRecord>& checkpoints) {
+  std::vector<std::string> lines;
+  for (const CheckpointLevel level :
+       {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {
+    std::size_t n = 0, async = 0;
+    double bytes = 0, secs = 0, a_secs = 0, a_after = 0, a_committed = 0;
+    for (const auto& c : checkpoints) {
+      if (c.level != level) continue;
+      ++n, bytes += static_cast<double>(c.bytes), secs += c.seconds;
+      if (c.committed_s <= 0) continue;
+      ++async, a_secs += c.seconds, a_after += c.background_s, a_committed += c.committed_s;
+    }
+    if (n == 0) continue;
+    const double each = static_cast<double>(n);
+    lines.push_back(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s",
+                                to_string(level), n, bytes_text(bytes / each), secs / each * 1e3,
+                                bytes_text(secs > 0 ? bytes / secs : 0)));
+    if (async > 0) {
+      const double k = static_cast<double>(async);
+      lines.push_back(
+          fmt::format("    {} asynchronous: the app waited {:.1f} ms in the commit and {:.1f} ms after it, "
+                      "committed after {:.1f} ms",
+                      async, a_secs / k * 1e3, a_after / k * 1e3, a_committed / k * 1e3));
+    }
+  }
+  const auto chosen = std::find_if(checkpoints.rbegin(), checkpoints.rend(),
+                                   [](const CheckpointRecord& c) { return c.next_interval > 0; });
+  if (chosen != checkpoints.rend())
+    lines.push_back(fmt::format(
+        "  checkpoint interval (auto): every {} iterations after iteration {}, expected waste {:.1f} %",
+        chosen->next_interval, chosen->iteration, chosen->expected_waste * 100));
+  return lines;
+}
+
 }  // namespace
 
 void Report::set_config(const Config& config, int active, int spares, int world_size) {
@@ -193,107 +357,21 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "status" << YAML::Value << std::string(to_string(exit_));
   out << YAML::Key << "text" << YAML::Value << exit_text_;
   out << YAML::EndMap;
-
-  out << YAML::Key << "platform" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "hostname" << YAML::Value << platform_.hostname;
-  out << YAML::Key << "mpi_version" << YAML::Value << platform_.mpi_version;
-  out << YAML::Key << "kokkos_version" << YAML::Value << platform_.kokkos_version;
-  out << YAML::Key << "date" << YAML::Value << platform_.date;
-  out << YAML::Key << "active_ranks" << YAML::Value << active_;
-  out << YAML::Key << "spares" << YAML::Value << spares_;
-  out << YAML::Key << "world_size" << YAML::Value << world_size_;
-  out << YAML::EndMap;
-
+  emit_platform(out, platform_, active_, spares_, world_size_);
   if (!placement_.ranks.empty()) emit_placement(out, placement_, placement_earlier_);
 
   out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
   out << YAML::EndMap;
-
-  out << YAML::Key << "failures" << YAML::Value << YAML::BeginSeq;
-  for (const auto& f : failures_) {
-    out << YAML::BeginMap;
-    out << YAML::Key << "world_rank" << YAML::Value << f.world_rank;
-    out << YAML::Key << "logical_rank" << YAML::Value << f.logical_rank;
-    out << YAML::Key << "host" << YAML::Value << f.host;
-    out << YAML::Key << "time" << YAML::Value << num(f.time);
-    out << YAML::Key << "detection_latency" << YAML::Value << num(f.detection_latency);
-    out << YAML::Key << "iteration" << YAML::Value << f.iteration;
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-
-  out << YAML::Key << "recoveries" << YAML::Value << YAML::BeginSeq;
-  for (const auto& r : recoveries_) {
-    out << YAML::BeginMap;
-    out << YAML::Key << "start" << YAML::Value << num(r.start);
-    out << YAML::Key << "action" << YAML::Value << std::string(to_string(r.action));
-    out << YAML::Key << "failed_world_ranks" << YAML::Value;
-    emit_ints(out, r.failed_world_ranks);
-    out << YAML::Key << "failed_logical_ranks" << YAML::Value;
-    emit_ints(out, r.failed_logical_ranks);
-    out << YAML::Key << "rounds" << YAML::Value << r.rounds;
-    out << YAML::Key << "new_size" << YAML::Value << r.new_size;
-    out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
-    out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
-    if (r.interrupted) out << YAML::Key << "interrupted" << YAML::Value << true;
-    out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
-    out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
-    out << YAML::Key << "shrink" << YAML::Value << num(r.shrink_s);
-    out << YAML::Key << "agree" << YAML::Value << num(r.agree_s);
-    out << YAML::Key << "rebuild" << YAML::Value << num(r.rebuild_s);
-    out << YAML::Key << "restore" << YAML::Value << num(r.restore_s);
-    out << YAML::Key << "total" << YAML::Value << num(r.total_s);
-    out << YAML::EndMap;
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-
+  emit_list(out, "failures", failures_);
+  emit_list(out, "recoveries", recoveries_);
   out << YAML::Key << "restarts_from_scratch" << YAML::Value << restarts_from_scratch_;
-
-  out << YAML::Key << "checkpoints" << YAML::Value << YAML::BeginSeq;
-  for (const auto& c : checkpoints_) {
-    out << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "iteration" << YAML::Value << c.iteration;
-    out << YAML::Key << "time" << YAML::Value << num(c.time);
-    out << YAML::Key << "level" << YAML::Value << std::string(to_string(c.level));
-    out << YAML::Key << "bytes" << YAML::Value << c.bytes;
-    out << YAML::Key << "seconds" << YAML::Value << num(c.seconds);
-    out << YAML::Key << "bandwidth" << YAML::Value << num(c.bandwidth);
-    if (c.committed_s > 0) {
-      out << YAML::Key << "committed_s" << YAML::Value << num(c.committed_s);
-      out << YAML::Key << "background_s" << YAML::Value << num(c.background_s);
-    }
-    if (c.next_interval > 0) {
-      out << YAML::Key << "next_interval" << YAML::Value << c.next_interval;
-      out << YAML::Key << "expected_waste" << YAML::Value << num(c.expected_waste);
-    }
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-
-  out << YAML::Key << "tryblocks" << YAML::Value << YAML::BeginSeq;
-  for (const auto& t : tryblocks_) {
-    out << YAML::BeginMap;
-    out << YAML::Key << "name" << YAML::Value << t.name;
-    out << YAML::Key << "outcome" << YAML::Value << std::string(to_string(t.outcome));
-    out << YAML::Key << "attempts" << YAML::Value << t.attempts;
-    out << YAML::Key << "errors" << YAML::Value << t.errors;
-    if (t.iteration >= 0) out << YAML::Key << "iteration" << YAML::Value << t.iteration;
-    out << YAML::EndMap;
-  }
-  out << YAML::EndSeq;
-
+  emit_list(out, "checkpoints", checkpoints_);
+  emit_list(out, "tryblocks", tryblocks_);
   if (!unfired_.empty()) {
-    out << YAML::Key << "inject" << YAML::Value << YAML::BeginMap << YAML::Key << "unfired" << YAML::Value
-        << YAML::BeginSeq;
-    for (const auto& u : unfired_) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "spec" << YAML::Value << u.spec << YAML::Key
-          << "key" << YAML::Value << u.key << YAML::Key << "origin" << YAML::Value << u.origin
-          << YAML::EndMap;
-    }
-    out << YAML::EndSeq << YAML::EndMap;
+    out << YAML::Key << "inject" << YAML::Value << YAML::BeginMap;
+    emit_list(out, "unfired", unfired_);
+    out << YAML::EndMap;
   }
 
   // [time, iteration] pairs, one per line: the plot's progress curve.
@@ -391,30 +469,13 @@ std::string Report::summary() const {
   line(fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app_.empty() ? "" : app_ + ", ",
                    active_, spares_, platform_.hostname.empty() ? "?" : platform_.hostname, to_string(exit_),
                    static_cast<int>(exit_), exit_text_.empty() ? "" : " - " + exit_text_));
-  if (!phases_.empty()) {
-    // The run's own order first, then anything else the runtime timed.
-    std::vector<std::string> order = {"setup", "initialize", "steps", "finish", "total"};
-    for (const auto& kv : phases_)
-      if (std::find(order.begin(), order.end(), kv.first) == order.end())
-        order.insert(order.end() - 1, kv.first);
-    std::string p;
-    for (const auto& k : order) {
-      const auto it = phases_.find(k);
-      if (it != phases_.end()) p += fmt::format("{}{} {:.3f} s", p.empty() ? "" : ", ", k, it->second);
-    }
-    line("  time: " + p);
-  }
+  if (!phases_.empty()) line("  time: " + phases_text(phases_));
   if (const std::string p = placement_text(placement_); !p.empty())
     line((placement_earlier_ ? "  placement (before the repair the run ended in): " : "  placement: ") + p);
   else if (placement_earlier_)
     line("  placement: not known (the run ended in a repair before any rank had stepped)");
   line(fmt::format("  failures: {}", failures_.size()));
-  for (const auto& f : failures_) {
-    line(fmt::format(
-        "    {} (world {}{}) at {:.3f} s, iteration {}, detected after {}",
-        f.logical_rank >= 0 ? fmt::format("logical rank {}", f.logical_rank) : std::string("spare"),
-        f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency)));
-  }
+  for (const auto& f : failures_) line(failure_line(f));
   const auto interrupted = std::count_if(recoveries_.begin(), recoveries_.end(),
                                          [](const RecoveryRecord& r) { return r.interrupted; });
   line(fmt::format("  recoveries: {}{}", recoveries_.size(),
@@ -423,50 +484,8 @@ std::string Report::summary() const {
     line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
                      restarts_from_scratch_));
   }
-  for (std::size_t i = 0; i < recoveries_.size(); ++i) {
-    const auto& r = recoveries_[i];
-    const std::string end = r.interrupted
-                                ? fmt::format("interrupted by another failure before resuming (restored: {})",
-                                              r.restored_level == CheckpointLevel::none
-                                                  ? std::string("none")
-                                                  : fmt::format("iteration {} from {}", r.restored_iteration,
-                                                                to_string(r.restored_level)))
-                                : fmt::format("resumed at iteration {} from {}", r.restored_iteration,
-                                              to_string(r.restored_level));
-    line(
-        fmt::format("    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, "
-                    "restore {}), {}",
-                    i + 1, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s),
-                    ms(r.revoke_s), ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), end));
-  }
-  for (const CheckpointLevel level :
-       {CheckpointLevel::memory, CheckpointLevel::node, CheckpointLevel::hdf5}) {
-    std::size_t n = 0, async = 0;
-    double bytes = 0, secs = 0, a_secs = 0, a_after = 0, a_committed = 0;
-    for (const auto& c : checkpoints_) {
-      if (c.level != level) continue;
-      ++n, bytes += static_cast<double>(c.bytes), secs += c.seconds;
-      if (c.committed_s <= 0) continue;
-      ++async, a_secs += c.seconds, a_after += c.background_s, a_committed += c.committed_s;
-    }
-    if (n == 0) continue;
-    const double each = static_cast<double>(n);
-    line(fmt::format("  checkpoints ({}): {}, {} per rank each, {:.1f} ms each, {}/s", to_string(level), n,
-                     bytes_text(bytes / each), secs / each * 1e3, bytes_text(secs > 0 ? bytes / secs : 0)));
-    if (async > 0) {
-      const double k = static_cast<double>(async);
-      line(
-          fmt::format("    {} asynchronous: the app waited {:.1f} ms in the commit and {:.1f} ms after it, "
-                      "committed after {:.1f} ms",
-                      async, a_secs / k * 1e3, a_after / k * 1e3, a_committed / k * 1e3));
-    }
-  }
-  const auto chosen = std::find_if(checkpoints_.rbegin(), checkpoints_.rend(),
-                                   [](const CheckpointRecord& c) { return c.next_interval > 0; });
-  if (chosen != checkpoints_.rend())
-    line(fmt::format(
-        "  checkpoint interval (auto): every {} iterations after iteration {}, expected waste {:.1f} %",
-        chosen->next_interval, chosen->iteration, chosen->expected_waste * 100));
+  for (std::size_t i = 0; i < recoveries_.size(); ++i) line(recovery_line(i + 1, recoveries_[i]));
+  for (const auto& l : checkpoint_lines(checkpoints_)) line(l);
   if (!tryblocks_.empty()) {
     const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(), [](const TryBlockRecord& t) {
       return t.outcome == TryBlockOutcome::committed;
