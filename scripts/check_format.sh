@@ -14,7 +14,7 @@ for tool in "$FX_VENV/bin/ruff" shellcheck; do
 done
 mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc')
 mapfile -t python < <(git ls-files '*.py')
-# Shell scripts: *.sh and the extension-less ones that start with a bash shebang.
+# Shell scripts: *.sh and the extension-less bash scripts, named here.
 mapfile -t shell < <(git ls-files '*.sh' fx .ci/run scripts/fx-run)
 if [ "${1:-}" = "--fix" ]; then
   "$fmt" -i "${files[@]}"
