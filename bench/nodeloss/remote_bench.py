@@ -12,7 +12,7 @@ network namespaces. Per victim and pooled: medians, fx / raw, and fx's
 phases (how much of the time is the substrate: detection and shrink).
 
 Target (issue 14): fx / raw <= 1.3 at every victim position.
-Usage: remote_bench.py BUILD_DIR [OUT.yaml] [--runs N] [--victims 0,1,2,3]
+Usage: remote_bench.py BUILD_DIR [OUT.yaml] [--runs N] [--victims 0,1,2,3] [--limit S]
 Exit 77 (and a results file saying so) where test hosts cannot be made.
 """
 import argparse
@@ -36,7 +36,7 @@ TARGET = 1.3
 def inner(a):
     """On the test hosts (FX_HOSTFILE set by with_testhosts.sh): the runs."""
     victims = [int(v) for v in a.victims.split(",")]
-    runner = Runner(a.build)
+    runner = Runner(a.build, limit=a.limit)
     rows = {v: {"raw": [], "fx": []} for v in victims}
     load = [os.getloadavg()[0]]
     t0 = time.time()
@@ -82,6 +82,7 @@ def main():
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "bench", "results", "remote.yaml"))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--victims", default="0,1,2,3")
+    ap.add_argument("--limit", type=int, default=150, help="seconds per launch (a smoke run keeps under ctest's)")
     ap.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     a.out = os.path.abspath(a.out)
@@ -92,7 +93,7 @@ def main():
         return 77
     env = dict(os.environ, FX_TESTHOSTS_PREFIX="fxr", FX_TESTHOSTS_NET="10.231.86")
     cmd = [os.path.join(SCRIPTS, "with_testhosts.sh"), str(HOSTS), "--", sys.executable, os.path.abspath(__file__),
-           a.build, a.out, "--runs", str(a.runs), "--victims", a.victims, "--inner"]
+           a.build, a.out, "--runs", str(a.runs), "--victims", a.victims, "--limit", str(a.limit), "--inner"]
     return subprocess.run(cmd, env=env, check=False).returncode
 
 

@@ -15,6 +15,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 import bench_results
+import launches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
@@ -28,13 +29,6 @@ def run(cmd, env, timeout):
         return p.returncode, fields, time.time() - t0
     sys.stderr.write(f"no result line from {' '.join(cmd)} (exit {p.returncode})\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}\n")
     return p.returncode, None, time.time() - t0
-
-
-def strays():
-    """Processes of a finished run still alive (a hang in MPI_Finalize or a lost rank)."""
-    time.sleep(0.3)
-    p = subprocess.run(["pgrep", "-f", "fx_bench_(raw|fx)_repair"], capture_output=True, text=True, check=False)
-    return len(p.stdout.split())
 
 
 def med(xs):
@@ -60,13 +54,13 @@ def main():
         for i in range(a.runs):
             for name, exe, want in (("raw", raw, 0), ("fx", fxb, 3)):
                 cmd = [LAUNCH, "-n", str(n), "-s", "2", "-t", "60", "--", exe, "--kill-at", "50", "--victim", "1"]
-                rc, fields, _ = run(cmd, env, 90)
+                tag = launches.new_tag()
+                rc, fields, _ = run(cmd, launches.tagged(env, tag), 90)
                 codes[name].append(rc)
                 if rc == 124:
                     hangs += 1
-                if strays():
+                if launches.sweep(tag):  # this launch's processes only (bench/common/launches.py)
                     stray_runs += 1
-                    subprocess.run(["pkill", "-9", "-f", "fx_bench_(raw|fx)_repair"], check=False)
                 if fields and rc == want:
                     rows[name].append(fields)
                 print(f"{n}+2 {name} run {i + 1}: exit {rc} {fields}", flush=True)

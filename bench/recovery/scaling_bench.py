@@ -18,8 +18,6 @@ Usage: scaling_bench.py BUILD_DIR OUT.yaml [--runs 8] [--sizes 4,8,16,32,64]
 import argparse
 import math
 import os
-import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 import bench_results
+import launches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAUNCH = os.path.join(ROOT, "scripts", "launch.sh")
@@ -49,10 +48,12 @@ def ratio(a, b):
 
 
 class Runner:
-    """Launches one variant at a time, counting hangs and runs leaving strays."""
+    """Launches one variant at a time, counting hangs and runs leaving strays
+    (processes of the launch alive after it ended: bench/common/launches.py)."""
 
-    def __init__(self, build, baseline=None):
+    def __init__(self, build, baseline=None, limit=150):
         d = os.path.join(build, "bench", "recovery")
+        self.limit = limit  # seconds per launch (the launcher's -t); the driver waits 20 more
         self.exe = {"raw": os.path.join(d, "fx_bench_raw_repair"), "fx": os.path.join(d, "fx_bench_fx_repair")}
         if baseline:
             self.exe["base"] = os.path.join(baseline, "bench", "recovery", "fx_bench_fx_repair")
@@ -60,36 +61,24 @@ class Runner:
         self.stray_runs = 0
         self.launches = 0
 
-    def strays(self):
-        """This build's benchmark processes still alive after a run ended (a hang
-        in MPI_Finalize or a lost rank); other builds' are none of ours."""
-        time.sleep(0.3)
-        pattern = "^(" + "|".join(re.escape(e) for e in self.exe.values()) + ")( |$)"
-        p = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
-        return [int(x) for x in p.stdout.split()]
-
     def once(self, name, active, spares, victims):
         inject = ";".join(f"{v}@50" for v in victims)
-        env = dict(os.environ, FX_INJECT=inject, FX_LOG_LEVEL="warn")
-        cmd = [LAUNCH, "-n", str(active), "-s", str(spares), "-t", "150", "--", self.exe[name],
+        tag = launches.new_tag()
+        env = launches.tagged(dict(os.environ, FX_INJECT=inject, FX_LOG_LEVEL="warn"), tag)
+        cmd = [LAUNCH, "-n", str(active), "-s", str(spares), "-t", str(self.limit), "--", self.exe[name],
                "--kill-at", "50", "--victims", ",".join(map(str, victims))]
         self.launches += 1
         try:
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=200, check=False)
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.limit + 20, check=False)
             rc, out, err = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, out, err = 124, e.stdout or "", e.stderr or ""
             out, err = (x.decode() if isinstance(x, bytes) else x for x in (out, err))
         if rc == 124:
             self.hangs += 1
-        strays = self.strays()
-        if strays:
+        # A hang in MPI_Finalize or a lost rank: this launch's processes only.
+        if launches.sweep(tag):
             self.stray_runs += 1
-            for pid in strays:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
         fields = bench_results.result_line(out, "raw_repair", "fx_repair")
         want = 0 if name == "raw" else 3  # fx: survived failures
         if not fields or rc != want:

@@ -64,7 +64,27 @@ bool DataStore::Impl::copier_thread() const {
 }
 
 bool DataStore::Impl::async_due(std::int64_t seq) const {
-  return options.memory.async && !parity() && size() > 1 && !node_due(seq) && !hdf5_due(seq);
+  return options.memory.async && !parity() && size() > 1 && !storage_due(seq);
+}
+
+void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later,
+                                  const std::string& error, std::uint64_t static_sent, double t0) {
+  auto a = std::make_unique<detail::AsyncCommit>();
+  a->slot = &s;
+  a->iteration = s.iteration;
+  a->packed = error.empty();
+  a->error = error;
+  a->t0 = t0;
+  a->stats.level = CheckpointLevel::memory;
+  a->stats.iteration = s.iteration;
+  a->stats.static_bytes_sent = static_sent;
+  a->stats.async = true;
+  if (!later.empty() && copier_thread())
+    a->copier.start(std::move(later), s.own_info, s.own.data(), &staging);
+  else
+    a->later = std::move(later);
+  pending = std::move(a);
+  post_async();
 }
 
 void DataStore::Impl::post_async() {

@@ -5,79 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "level.hpp"
 #include "store_impl.hpp"
 
 namespace fx {
 
 using detail::Slot;
-
-bool DataStore::Impl::hdf5_due(std::int64_t seq) const {
-  return options.hdf5.every > 0 && seq % options.hdf5.every == 0;
-}
-
-// Every rank writes its file; once all agree they did, rank 0 writes the
-// manifest (which makes the version complete) and applies retention.
-void DataStore::Impl::write_hdf5(Slot& s) {
-  struct FileReport {
-    std::uint64_t bytes = 0;
-    std::uint64_t digest = 0;
-    std::int32_t ok = 0;
-    std::int32_t pad = 0;
-  };
-  const int r = rank();
-  FileReport mine;
-  std::string error;
-  std::filesystem::path dir;
-  const double t0 = now();
-  try {
-    dir = detail::make_version_dir(root(), s.iteration);
-    mine.bytes = hdf5().write_rank_file(dir, s.own_info, s.own.data());
-    commit_stats.hdf5_file_seconds = now() - t0;
-    mine.digest = s.own_info.digest();
-    mine.ok = 1;
-  } catch (const CheckpointError& e) {
-    error = e.what();
-    log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
-  }
-  const auto reports = comm.gather(mine, 0);
-  if (!agree(mine.ok)) {
-    FX_THROW(
-        CheckpointError,
-        error.empty()
-            ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)", s.iteration)
-            : error);
-  }
-  int written = 1;
-  if (r == 0) {
-    try {
-      detail::Manifest m;
-      m.iteration = s.iteration;
-      m.sequence = s.sequence;
-      m.rank_count = size();
-      for (int q = 0; q < size(); ++q) {
-        const auto& rep = reports[static_cast<std::size_t>(q)];
-        m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
-      }
-      detail::write_manifest(dir, m);
-      detail::remove_dirs(retired_dirs);  // everyone has had a cycle to delete their files
-      retired_dirs = detail::retire_versions(root(), s.iteration, options.hdf5.keep);
-      for (const auto& p : retired_dirs) log::debug("HDF5 retention retires {}", p.string());
-    } catch (const CheckpointError& e) {
-      written = 0;
-      error = e.what();
-      log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
-    }
-  }
-  comm.bcast(&written, 1, 0);
-  if (written) detail::remove_rank_files(root(), s.iteration, r);
-  if (!written) {
-    FX_THROW(CheckpointError, r == 0
-                                  ? error
-                                  : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
-                                                "manifest (see its log)",
-                                                s.iteration));
-  }
-}
 
 namespace {
 
@@ -160,24 +93,6 @@ std::vector<detail::Manifest> DataStore::Impl::hdf5_manifests(int ranks, std::ui
   return out;
 }
 
-int DataStore::Impl::hdf5_other_size(int ranks) {
-  int other = 0;
-  if (rank() == 0) {
-    for (const auto& v : detail::list_versions(root())) {
-      if (!v.complete) continue;
-      try {
-        const int count = detail::read_manifest(v.path / detail::kManifestName).rank_count;
-        if (count != ranks) other = count;
-        break;  // only the newest complete version counts
-      } catch (const CheckpointError& e) {
-        log::debug("HDF5 version {}: {}", v.path.string(), e.what());
-      }
-    }
-  }
-  comm.bcast(&other, 1, 0);
-  return other;
-}
-
 bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
   const auto dir = root() / detail::version_dir_name(m.iteration);
   int ok = 1;
@@ -214,48 +129,210 @@ void DataStore::Impl::adopt(std::unique_ptr<Slot> slot, std::int64_t iteration, 
     protect_buddy(*versions.back(), true, true);
 }
 
-void DataStore::Impl::adopt_hdf5(const detail::Manifest& m, std::unique_ptr<Slot> slot, bool fallback,
-                                 double since) {
+namespace {
+
+// What each rank reports to rank 0 of the file it wrote.
+struct FileReport {
+  std::uint64_t bytes = 0;
+  std::uint64_t digest = 0;
+  std::int32_t ok = 0;
+  std::int32_t pad = 0;
+};
+
+class Hdf5Level final : public detail::Level {
+ public:
+  explicit Hdf5Level(detail::StoreImpl& store) : im_(store) {}
+  CheckpointLevel id() const override { return CheckpointLevel::hdf5; }
+  const char* name() const override { return "HDF5"; }
+  bool on() const override { return im_.options.hdf5.every > 0; }
+
+  bool due(std::int64_t seq) const override { return detail::every_nth(seq, im_.options.hdf5.every); }
+  bool keep(Slot& s, const detail::KeepContext& c) override;
+
+  // At a cold start only when hdf5.restart asks for it.
+  bool reads(const detail::RestoreFacts& f) const override {
+    const bool restart = im_.options.hdf5.restart;
+    return !f.plan.fresh && (f.plan.history ? on() || restart : restart);
+  }
+  void open(const detail::RestoreFacts& f) override;
+  std::int64_t next() const override { return next_ < found_.size() ? found_[next_].iteration : -1; }
+  bool load() override;
+  // HDF5's versions are every rank's, shared: only a restore from them
+  // sets newer ones aside (load()).
+  void set_aside_above(std::int64_t) override {}
+  void give_up() const override;
+  std::optional<detail::StoredPrior> prior() override;
+
+ private:
+  // Rank 0 writes the manifest (which makes the version complete) and
+  // applies retention; false on every rank when it could not.
+  bool write_manifest(const Slot& s, const std::filesystem::path& dir, const std::vector<FileReport>& reports,
+                      std::string& error);
+  void adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot);
+  // The rank count of the newest complete version written by another
+  // number of ranks than `ranks` (0: none). Collective (rank 0 reads).
+  int other_size(int ranks);
+
+  detail::StoreImpl& im_;
+  bool fallback_ = false;  // during a run (else a cold restart)
+  double t0_ = 0;
+  std::vector<detail::Manifest> found_;  // newest first
+  std::size_t next_ = 0;                 // into found_
+  std::uint64_t seen_ = 0;               // versions found at all
+};
+
+// Every rank writes its file; once all agree they did, rank 0 writes the
+// manifest.
+bool Hdf5Level::keep(Slot& s, const detail::KeepContext& c) {
+  FileReport mine;
+  std::string error;
+  std::filesystem::path dir;
+  const double t0 = now();
+  try {
+    dir = detail::make_version_dir(im_.root(), s.iteration);
+    mine.bytes = im_.hdf5().write_rank_file(dir, s.own_info, s.own.data());
+    c.stats.hdf5_file_seconds = now() - t0;
+    mine.digest = s.own_info.digest();
+    mine.ok = 1;
+  } catch (const CheckpointError& e) {
+    error = e.what();
+    log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+  }
+  const auto reports = im_.comm.gather(mine, 0);
+  if (!im_.agree(mine.ok)) {
+    FX_THROW(
+        CheckpointError,
+        error.empty()
+            ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)", s.iteration)
+            : error);
+  }
+  if (!write_manifest(s, dir, reports, error)) {
+    FX_THROW(CheckpointError, im_.rank() == 0
+                                  ? error
+                                  : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
+                                                "manifest (see its log)",
+                                                s.iteration));
+  }
+  detail::remove_rank_files(im_.root(), s.iteration, im_.rank());
+  return true;
+}
+
+bool Hdf5Level::write_manifest(const Slot& s, const std::filesystem::path& dir,
+                               const std::vector<FileReport>& reports, std::string& error) {
+  int written = 1;
+  if (im_.rank() == 0) {
+    try {
+      detail::Manifest m;
+      m.iteration = s.iteration;
+      m.sequence = s.sequence;
+      m.rank_count = im_.size();
+      for (int q = 0; q < im_.size(); ++q) {
+        const auto& rep = reports[static_cast<std::size_t>(q)];
+        m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
+      }
+      detail::write_manifest(dir, m);
+      detail::remove_dirs(im_.retired_dirs);  // everyone has had a cycle to delete their files
+      im_.retired_dirs = detail::retire_versions(im_.root(), s.iteration, im_.options.hdf5.keep);
+      for (const auto& p : im_.retired_dirs) log::debug("HDF5 retention retires {}", p.string());
+    } catch (const CheckpointError& e) {
+      written = 0;
+      error = e.what();
+      log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+    }
+  }
+  im_.comm.bcast(&written, 1, 0);
+  return written != 0;
+}
+
+void Hdf5Level::open(const detail::RestoreFacts& f) {
+  fallback_ = f.plan.history;
+  t0_ = now();
+  seen_ = 0;
+  next_ = 0;
+  found_ = im_.hdf5_manifests(im_.size(), seen_);
+  im_.restore_steps.emplace_back("hdf5-manifests", now() - t0_);
+}
+
+bool Hdf5Level::load() {
+  const detail::Manifest& m = found_[next_];
+  auto slot = im_.spare_slot();
+  if (im_.load_hdf5(m, *slot)) {
+    adopt(m, std::move(slot));
+    return true;
+  }
+  if (im_.rank() == 0) {
+    log::warn("skipping HDF5 version {}: unusable on at least one rank",
+              (im_.root() / detail::version_dir_name(m.iteration)).string());
+  }
+  if (im_.pool.empty()) im_.pool.push_back(std::move(slot));
+  ++next_;
+  return false;
+}
+
+// The version becomes the store's only one; versions above it were
+// abandoned or unusable, and go aside (rank 0, while this job writes the
+// level).
+void Hdf5Level::adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot) {
   const double t = now();
-  restore_steps.emplace_back("load", t - since);
-  adopt(std::move(slot), m.iteration, m.sequence);
-  restore_steps.emplace_back("adopt", now() - t);
+  im_.restore_steps.emplace_back("load", t - t0_);
+  im_.adopt(std::move(slot), m.iteration, m.sequence);
+  im_.restore_steps.emplace_back("adopt", now() - t);
   double total = 0;
-  const std::string steps = restore_steps_text(total);
+  const std::string steps = im_.restore_steps_text(total);
   log::debug("HDF5 restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
-  if (rank() != 0) return;
-  if (options.hdf5.every > 0) detail::set_aside_newer_versions(root(), m.iteration);
-  const auto dir = root() / detail::version_dir_name(m.iteration);
+  if (im_.rank() != 0) return;
+  if (on()) detail::set_aside_newer_versions(im_.root(), m.iteration);
+  const auto dir = im_.root() / detail::version_dir_name(m.iteration);
   const std::string text = fmt::format("restored iteration {} from HDF5 ({}) in {:.2f} ms ({})", m.iteration,
                                        dir.string(), total * 1e3, steps);
-  if (fallback)
+  if (fallback_)
     log::warn("{}", text);
   else
     log::info("cold restart: {}", text);
 }
 
-std::optional<std::int64_t> DataStore::Impl::restore_hdf5(bool fallback) {
-  settle_background();  // a failed memory restore may have left copies running
-  const double t0 = now();
-  std::uint64_t seen = 0;
-  for (const auto& m : hdf5_manifests(size(), seen)) {
-    auto slot = spare_slot();
-    if (load_hdf5(m, *slot)) {
-      adopt_hdf5(m, std::move(slot), fallback, t0);
-      return m.iteration;
-    }
-    if (rank() == 0) {
-      log::warn("skipping HDF5 version {}: unusable on at least one rank",
-                (root() / detail::version_dir_name(m.iteration)).string());
-    }
-    if (pool.empty()) pool.push_back(std::move(slot));
-  }
-  if (seen > 0 && options.hdf5.on_unusable == UnusablePolicy::stop) {
+void Hdf5Level::give_up() const {
+  if (seen_ > 0 && im_.options.hdf5.on_unusable == UnusablePolicy::stop) {
     FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
                                          "checkpoint.hdf5.on_unusable is 'stop'",
-                                         root().string()));
+                                         im_.root().string()));
   }
-  return std::nullopt;
+}
+
+int Hdf5Level::other_size(int ranks) {
+  int other = 0;
+  if (im_.rank() == 0) {
+    for (const auto& v : detail::list_versions(im_.root())) {
+      if (!v.complete) continue;
+      try {
+        const int count = detail::read_manifest(v.path / detail::kManifestName).rank_count;
+        if (count != ranks) other = count;
+        break;  // only the newest complete version counts
+      } catch (const CheckpointError& e) {
+        log::debug("HDF5 version {}: {}", v.path.string(), e.what());
+      }
+    }
+  }
+  im_.comm.bcast(&other, 1, 0);
+  return other;
+}
+
+std::optional<detail::StoredPrior> Hdf5Level::prior() {
+  const int ranks = other_size(im_.size());
+  if (ranks == 0) return std::nullopt;
+  std::uint64_t seen = 0;
+  const auto manifests = im_.hdf5_manifests(ranks, seen);
+  if (manifests.empty()) return std::nullopt;
+  detail::StoredPrior p;
+  p.level = CheckpointLevel::hdf5;
+  p.manifest = manifests.front();
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<detail::Level> detail::hdf5_level(detail::StoreImpl& store) {
+  return std::make_unique<Hdf5Level>(store);
 }
 
 }  // namespace fx

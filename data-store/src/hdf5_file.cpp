@@ -269,13 +269,9 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
 
 namespace {
 
-// Both readers: `members` null takes the member table from the file itself
-// (a version written under another decomposition, read after a shrink).
-ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank,
-                    const std::vector<Member>* members, Buffer& image) {
-  const ManifestEntry& expect = manifest.files.at(static_cast<std::size_t>(rank));
-  const fs::path path = dir / expect.file;
-  Context cx(path.string());
+// The file's size, then its header attributes, against the manifest.
+Hid open_checked(Context& cx, const fs::path& path, const Manifest& manifest, int rank,
+                 const ManifestEntry& expect) {
   std::error_code ec;
   if (!fs::exists(path, ec)) cx.fail("rank file is missing");
   const auto size = fs::file_size(path, ec);
@@ -299,7 +295,15 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank,
     cx.fail(fmt::format("holds iteration {}, rank {} of {}; expected iteration {}, rank {} of {}", iteration,
                         file_rank, count, manifest.iteration, rank, manifest.rank_count));
   }
-  const auto stored = get_strings(cx, f, "member_names", root);
+  return file;
+}
+
+// The image's layout: the registered members' (which the file must hold),
+// or, `members` null, the member table of the file itself (a version
+// written under another decomposition, read after a shrink).
+ImageInfo file_layout(Context& cx, hid_t f, const Manifest& manifest, int rank,
+                      const std::vector<Member>* members) {
+  const auto stored = get_strings(cx, f, "member_names", "file");
   ImageInfo info;
   if (members) {
     std::vector<std::string> names;
@@ -308,55 +312,65 @@ ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank,
       cx.fail(fmt::format("holds members [{}], the application registered [{}]", fmt::join(stored, ", "),
                           fmt::join(names, ", ")));
     }
-    info = layout_image(*members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
-  } else {
-    info.iteration = manifest.iteration;
-    info.sequence = manifest.sequence;
-    info.rank = rank;
-    info.size = manifest.rank_count;
-    for (const auto& name : stored) {
-      const std::string where = fmt::format("dataset '{}'", name);
-      const std::string dname = dataset_name(name);
-      if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
-      Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
-      MemberRecord r;
-      r.name = name;
-      r.type = get_string(cx, ds.get(), "type", where);
-      r.layout = get_string(cx, ds.get(), "layout", where);
-      r.extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
-      r.bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
-      info.members.push_back(std::move(r));
-    }
-    layout_records(info);
+    return layout_image(*members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
   }
-  image.reset(info.total_bytes);
-  std::byte* payload = image.data() + info.payload_offset;
-  for (std::size_t i = 0; i < info.members.size(); ++i) {
-    MemberRecord& r = info.members[i];
-    const std::string where = fmt::format("dataset '{}'", r.name);
-    const std::string dname = dataset_name(r.name);
+  info.iteration = manifest.iteration;
+  info.sequence = manifest.sequence;
+  info.rank = rank;
+  info.size = manifest.rank_count;
+  for (const auto& name : stored) {
+    const std::string where = fmt::format("dataset '{}'", name);
+    const std::string dname = dataset_name(name);
     if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
     Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
-    const auto type = get_string(cx, ds.get(), "type", where);
-    const auto bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
-    const auto extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
-    if (type != r.type || bytes != r.bytes || extents != r.extents) {
-      cx.fail(fmt::format("{} is {} [{}] ({} bytes); the registered member is {} [{}] ({} bytes)", where,
-                          type, fmt::join(extents, ", "), bytes, r.type, fmt::join(r.extents, ", "),
-                          r.bytes));
-    }
-    ElementType et = element_type(r.type, r.bytes);
-    Hid space(H5Dget_space(ds.get()), H5Sclose);
-    if (static_cast<std::uint64_t>(H5Sget_simple_extent_npoints(space.get())) * et.size != r.bytes) {
-      cx.fail(where + " has the wrong number of elements");
-    }
-    if (r.bytes > 0) {
-      cx.check_rc(H5Dread(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, payload + r.offset), "H5Dread");
-    }
-    r.hash = get_scalar<std::uint64_t>(cx, ds.get(), "xxh3", H5T_NATIVE_UINT64, where);
-    if (hash_bytes(payload + r.offset, r.bytes) != r.hash)
-      cx.fail(fmt::format("checksum mismatch in {}", where));
+    MemberRecord r;
+    r.name = name;
+    r.type = get_string(cx, ds.get(), "type", where);
+    r.layout = get_string(cx, ds.get(), "layout", where);
+    r.extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
+    r.bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
+    info.members.push_back(std::move(r));
   }
+  layout_records(info);
+  return info;
+}
+
+// One member's dataset into `payload`, checked against its record and hash.
+void read_member(Context& cx, hid_t f, MemberRecord& r, std::byte* payload) {
+  const std::string where = fmt::format("dataset '{}'", r.name);
+  const std::string dname = dataset_name(r.name);
+  if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
+  Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  const auto type = get_string(cx, ds.get(), "type", where);
+  const auto bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
+  const auto extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
+  if (type != r.type || bytes != r.bytes || extents != r.extents) {
+    cx.fail(fmt::format("{} is {} [{}] ({} bytes); the registered member is {} [{}] ({} bytes)", where, type,
+                        fmt::join(extents, ", "), bytes, r.type, fmt::join(r.extents, ", "), r.bytes));
+  }
+  ElementType et = element_type(r.type, r.bytes);
+  Hid space(H5Dget_space(ds.get()), H5Sclose);
+  if (static_cast<std::uint64_t>(H5Sget_simple_extent_npoints(space.get())) * et.size != r.bytes) {
+    cx.fail(where + " has the wrong number of elements");
+  }
+  if (r.bytes > 0) {
+    cx.check_rc(H5Dread(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, payload + r.offset), "H5Dread");
+  }
+  r.hash = get_scalar<std::uint64_t>(cx, ds.get(), "xxh3", H5T_NATIVE_UINT64, where);
+  if (hash_bytes(payload + r.offset, r.bytes) != r.hash)
+    cx.fail(fmt::format("checksum mismatch in {}", where));
+}
+
+// Both readers: `members` null takes the member table from the file itself.
+ImageInfo read_file(const fs::path& dir, const Manifest& manifest, int rank,
+                    const std::vector<Member>* members, Buffer& image) {
+  const ManifestEntry& expect = manifest.files.at(static_cast<std::size_t>(rank));
+  const fs::path path = dir / expect.file;
+  Context cx(path.string());
+  Hid file = open_checked(cx, path, manifest, rank, expect);
+  ImageInfo info = file_layout(cx, file.get(), manifest, rank, members);
+  image.reset(info.total_bytes);
+  for (MemberRecord& r : info.members) read_member(cx, file.get(), r, image.data() + info.payload_offset);
   if (info.digest() != expect.checksum)
     cx.fail("the checksums differ from the manifest's (a file of another version?)");
   write_header(info, image.data());

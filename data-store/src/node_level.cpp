@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "level.hpp"
 #include "node_files.hpp"
 #include "store_impl.hpp"
 
@@ -173,10 +174,6 @@ void forget_node_file(std::vector<NodeFile>& files, std::int64_t iteration, int 
 
 }  // namespace
 
-bool DataStore::Impl::node_due(std::int64_t seq) const {
-  return options.node.every > 0 && seq % options.node.every == 0;
-}
-
 fs::path DataStore::Impl::node_root() const {
   std::string dir = options.node.directory;
   const std::string host = detail::host_name().data();
@@ -184,93 +181,6 @@ fs::path DataStore::Impl::node_root() const {
        at = dir.find("{host}", at + host.size()))
     dir.replace(at, 6, host);
   return dir;
-}
-
-detail::Buffer DataStore::Impl::exchange_node_partner(const Slot& s) {
-  const int n = size();
-  const int r = rank();
-  const int dest = detail::buddy_of(r, n, distance);
-  const int src = detail::buddy_source(r, n, distance);
-  const std::uint64_t out = s.own_ok ? s.own_info.total_bytes : 0;
-  std::uint64_t in = 0;
-  comm.sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
-  detail::Buffer image;
-  try {
-    detail::Transfer t(comm, orphans);
-    if (in > 0) image.reset(in);
-    t.exchange(s.own.data(), out, dest, image.data(), in, src, detail::kTagNodePartner);
-    t.wait();
-  } catch (...) {
-    orphan_buffers.push_back(std::move(image));  // the receive may still write it
-    throw;
-  }
-  return image;
-}
-
-// Every rank writes its files; once all agree they did, each writes its
-// marker (which makes its files part of the version) and applies retention
-// to its directory.
-void DataStore::Impl::write_node(Slot& s, const std::function<void()>& written) {
-  const int r = rank();
-  // A process failure here is repaired like any other in a commit.
-  const detail::Buffer exchanged =
-      options.node.partner && parity() && size() > 1 ? exchange_node_partner(s) : detail::Buffer();
-  const fs::path root = node_root();
-  detail::Manifest marker;
-  marker.iteration = s.iteration;
-  marker.sequence = s.sequence;
-  marker.rank_count = size();
-  fs::path dir;
-  std::string error;
-  try {
-    dir = detail::make_version_dir(root, s.iteration);
-    detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
-    marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
-    const detail::Buffer* copy = exchanged.size() > 0                ? &exchanged
-                                 : options.node.partner && s.held_ok ? &s.held
-                                                                     : nullptr;
-    if (copy) {
-      const auto held = detail::read_header(copy->data(), copy->size(), copy->size(), "partner copy");
-      detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
-      marker.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
-    }
-  } catch (const CheckpointError& e) {
-    error = e.what();
-    log::error("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
-  }
-  written();
-  if (!agree(error.empty() ? 1 : 0)) {
-    FX_THROW(CheckpointError,
-             error.empty()
-                 ? fmt::format("node-local checkpoint of iteration {} failed on another rank (see its log)",
-                               s.iteration)
-                 : error);
-  }
-  // A marker lost here costs only this rank's files: its partner copy
-  // elsewhere may still complete the version.
-  try {
-    detail::write_manifest(dir, marker, marker_file(r));
-  } catch (const CheckpointError& e) {
-    log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
-    return;
-  }
-  // Retention: the newest `keep` versions with markers; versions above this
-  // one belong to an abandoned future, older unmarked ones to a write cut
-  // short. Every rank of a host decides alike on the same directory.
-  int kept = 1;
-  for (const auto& v : detail::list_versions(root)) {
-    if (v.iteration == s.iteration) continue;
-    if (v.iteration < s.iteration && kept < options.node.keep && has_marker(v.path)) {
-      ++kept;
-      continue;
-    }
-    if (v.iteration > s.iteration) {
-      discard_version(root, v.path);
-      continue;
-    }
-    log::debug("node level: removing {}", v.path.string());
-    remove_version(v.path);
-  }
 }
 
 void DataStore::Impl::drop_node_above(std::int64_t iteration) {
@@ -293,25 +203,6 @@ detail::PriorPlan DataStore::Impl::plan_node(const std::vector<NodeFile>& files,
   return detail::plan_prior(slots, 0);
 }
 
-std::optional<detail::StoredPrior> DataStore::Impl::node_prior() {
-  detail::StoredPrior p;
-  p.files = scan_node_files(node_root(), size(), false);
-  std::vector<std::vector<detail::SlotSummary>> slots;
-  p.plan = plan_node(p.files, slots);
-  if (p.plan.iteration < 0) {
-    if (!p.plan.lost.empty() && rank() == 0) {
-      log::warn(
-          "node-local storage holds no complete version of another job size on the live hosts "
-          "(missing: {})",
-          detail::lost_text(p.plan, "old rank(s)"));
-    }
-    return std::nullopt;
-  }
-  spread_readers(slots, p.plan);
-  p.level = CheckpointLevel::node;
-  return p;
-}
-
 std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
                                              std::map<int, detail::Buffer>& local) {
   std::string error;
@@ -327,158 +218,354 @@ std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
   return error;
 }
 
-// Newest first, version by version: a version some image of which fails
-// its checks is planned again without that copy (a partner copy may
-// complete it), else the next older one is tried. Versions above the one
-// restored go aside, never deleted (drop_node_above).
-std::optional<std::int64_t> DataStore::Impl::restore_node(bool fallback, std::int64_t at_least) {
-  settle_background();  // a failed memory restore may have left copies running
-  const double t0 = now();
-  const int r = rank();
-  node_lost.clear();
-  node_damaged.clear();
-  auto files = scan_node_files(node_root(), size());
-  const double t1 = now();
-  restore_steps.emplace_back("scan", t1 - t0);
-  std::vector<std::vector<detail::SlotSummary>> slots;
-  detail::PriorPlan plan = plan_node(files, slots);
-  restore_steps.emplace_back("plan", now() - t1);
-  if (plan.old_size == 0) return std::nullopt;
-  std::vector<std::string> hosts;  // gathered at the first failure: ranks of a host share their files
-  while (plan.iteration >= 0 && plan.iteration >= at_least) {
-    spread_readers(slots, plan);
-    const std::vector<int> failed = load_node_version(files, plan, fallback, t0);
-    if (failed.empty()) return plan.iteration;
-    if (node_damaged.empty() || node_damaged.back() != plan.iteration) node_damaged.push_back(plan.iteration);
-    if (hosts.empty()) hosts = gather_hosts();
-    std::vector<std::string> copies;
-    for (const int q : failed) {
-      const auto& s = plan.sources[static_cast<std::size_t>(q)];
-      const std::string& host = hosts[static_cast<std::size_t>(s.holder)];
-      copies.push_back(fmt::format("rank {}'s {} on {}", q, s.own ? "image" : "partner copy", host));
-      for (std::size_t p = 0; p < slots.size(); ++p)
-        if (hosts[p] == host) forget_node_copy(slots[p], plan.iteration, q, s.own);
-      if (hosts[static_cast<std::size_t>(r)] == host) forget_node_file(files, plan.iteration, q, s.own);
-    }
-    const std::int64_t it = plan.iteration;
-    plan = detail::plan_prior(slots, 0);
-    if (r == 0)
-      log::warn("node-local version of iteration {} failed its checks ({}); {}", it, fmt::join(copies, ", "),
-                plan.iteration == it  ? std::string("trying the other copies")
-                : plan.iteration >= 0 ? fmt::format("trying iteration {}", plan.iteration)
-                                      : std::string("no older version is complete"));
+namespace {
+
+class NodeLevel final : public detail::Level {
+ public:
+  explicit NodeLevel(detail::StoreImpl& store) : im_(store) {}
+  CheckpointLevel id() const override { return CheckpointLevel::node; }
+  const char* name() const override { return "node-local storage"; }
+  bool on() const override { return im_.options.node.every > 0; }
+
+  bool due(std::int64_t seq) const override { return detail::every_nth(seq, im_.options.node.every); }
+  bool keep(Slot& s, const detail::KeepContext& c) override;
+
+  bool reads(const detail::RestoreFacts& f) const override {
+    return !f.plan.fresh && on() && (f.plan.history || im_.options.hdf5.restart);
   }
-  if (plan.iteration < 0 && node_damaged.empty()) {
-    if (!plan.lost.empty()) node_lost = plan.lost.front().second;
-    if (r == 0) {
-      log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
-                detail::lost_text(plan, "rank(s)"));
-    }
-  } else if (plan.iteration >= 0 && r == 0) {
-    log::info("node-local version of iteration {} is older than HDF5's of iteration {}: HDF5 first",
-              plan.iteration, at_least);
+  void open(const detail::RestoreFacts& f) override;
+  std::int64_t next() const override { return plan_.iteration; }
+  bool load() override;
+  void set_aside_above(std::int64_t iteration) override { im_.drop_node_above(iteration); }
+  bool lost(std::vector<int>& ranks) const override {
+    ranks = lost_;
+    return !lost_.empty() || !damaged_.empty();
   }
-  return std::nullopt;
+  void give_up() const override;
+  std::optional<detail::StoredPrior> prior() override;
+
+ private:
+  detail::Buffer exchange_partner(const Slot& s);
+  fs::path write_files(const Slot& s, detail::Manifest& marker, std::string& error);
+  void retain(const fs::path& root, std::int64_t iteration) const;
+  // One planned version: every image from the rank that reads it, checked
+  // and unpacked by its rank. Returns the ranks whose image failed (the
+  // same list everywhere; empty: restored and adopted).
+  std::vector<int> load_version();
+  void fetch(Slot& slot);
+  bool unpack(Slot& slot) const;
+  // The copies of `failed` go from the plan (ranks of a host share their
+  // files), which is made again: other copies, or an older version.
+  void forget(const std::vector<int>& failed);
+  void log_restore(double seconds) const;
+
+  detail::StoreImpl& im_;
+  bool fallback_ = false;  // during a run (else a cold restart)
+  double t0_ = 0;
+  std::vector<NodeFile> files_;                          // this rank's
+  std::vector<std::vector<detail::SlotSummary>> slots_;  // every rank's inventory
+  detail::PriorPlan plan_;
+  std::vector<std::string> hosts_;     // gathered at the first failure
+  std::vector<int> lost_;              // the newest version's ranks found nowhere
+  std::vector<std::int64_t> damaged_;  // versions an image of which failed its checks, newest first
+};
+
+detail::Buffer NodeLevel::exchange_partner(const Slot& s) {
+  const int n = im_.size();
+  const int r = im_.rank();
+  const int dest = detail::buddy_of(r, n, im_.distance);
+  const int src = detail::buddy_source(r, n, im_.distance);
+  const std::uint64_t out = s.own_ok ? s.own_info.total_bytes : 0;
+  std::uint64_t in = 0;
+  im_.comm.sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
+  detail::Buffer image;
+  try {
+    detail::Transfer t(im_.comm, im_.orphans);
+    if (in > 0) image.reset(in);
+    t.exchange(s.own.data(), out, dest, image.data(), in, src, detail::kTagNodePartner);
+    t.wait();
+  } catch (...) {
+    im_.orphan_buffers.push_back(std::move(image));  // the receive may still write it
+    throw;
+  }
+  return image;
 }
 
-// One planned version: every image from the rank that reads it, checked
-// and unpacked by its rank. Returns the ranks whose image failed (the
-// same list everywhere; empty: restored and adopted).
-std::vector<int> DataStore::Impl::load_node_version(const std::vector<NodeFile>& files,
-                                                    const detail::PriorPlan& plan, bool fallback, double t0) {
+// This rank's image and partner copy into the version's directory; the
+// marker's entries for them. Under parity no rank holds another's image:
+// the partner copy comes from an exchange of images with the rank a buddy
+// distance away (on another host when there is one), freed once written so
+// that parity keeps its smaller memory.
+fs::path NodeLevel::write_files(const Slot& s, detail::Manifest& marker, std::string& error) {
+  const int r = im_.rank();
+  const auto& o = im_.options.node;
+  // A process failure here is repaired like any other in a commit.
+  const detail::Buffer exchanged =
+      o.partner && im_.parity() && im_.size() > 1 ? exchange_partner(s) : detail::Buffer();
+  fs::path dir;
+  try {
+    dir = detail::make_version_dir(im_.node_root(), s.iteration);
+    detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
+    marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
+    const detail::Buffer* copy = exchanged.size() > 0     ? &exchanged
+                                 : o.partner && s.held_ok ? &s.held
+                                                          : nullptr;
+    if (copy) {
+      const auto held = detail::read_header(copy->data(), copy->size(), copy->size(), "partner copy");
+      detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
+      marker.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
+    }
+  } catch (const CheckpointError& e) {
+    error = e.what();
+    log::error("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
+  }
+  return dir;
+}
+
+// Every rank writes its files; once all agree they did, each writes its
+// marker (which makes its files part of the version) and applies retention
+// to its directory.
+bool NodeLevel::keep(Slot& s, const detail::KeepContext& c) {
+  detail::Manifest marker;
+  marker.iteration = s.iteration;
+  marker.sequence = s.sequence;
+  marker.rank_count = im_.size();
+  std::string error;
+  const fs::path dir = write_files(s, marker, error);
+  c.fault(StorePoint::node_write);
+  if (!im_.agree(error.empty() ? 1 : 0)) {
+    FX_THROW(CheckpointError,
+             error.empty()
+                 ? fmt::format("node-local checkpoint of iteration {} failed on another rank (see its log)",
+                               s.iteration)
+                 : error);
+  }
+  // A marker lost here costs only this rank's files: its partner copy
+  // elsewhere may still complete the version.
+  try {
+    detail::write_manifest(dir, marker, marker_file(im_.rank()));
+  } catch (const CheckpointError& e) {
+    log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
+    return true;
+  }
+  retain(im_.node_root(), s.iteration);
+  return true;
+}
+
+// Retention: the newest `keep` versions with markers; versions above this
+// one belong to an abandoned future, older unmarked ones to a write cut
+// short. Every rank of a host decides alike on the same directory.
+void NodeLevel::retain(const fs::path& root, std::int64_t iteration) const {
+  int kept = 1;
+  for (const auto& v : detail::list_versions(root)) {
+    if (v.iteration == iteration) continue;
+    if (v.iteration < iteration && kept < im_.options.node.keep && has_marker(v.path)) {
+      ++kept;
+      continue;
+    }
+    if (v.iteration > iteration) {
+      discard_version(root, v.path);
+      continue;
+    }
+    log::debug("node level: removing {}", v.path.string());
+    remove_version(v.path);
+  }
+}
+
+void NodeLevel::open(const detail::RestoreFacts& f) {
+  fallback_ = f.plan.history;
+  t0_ = now();
+  slots_.clear();
+  hosts_.clear();
+  lost_.clear();
+  damaged_.clear();
+  files_ = scan_node_files(im_.node_root(), im_.size());
+  const double t1 = now();
+  im_.restore_steps.emplace_back("scan", t1 - t0_);
+  plan_ = im_.plan_node(files_, slots_);
+  im_.restore_steps.emplace_back("plan", now() - t1);
+  if (plan_.iteration >= 0 || plan_.old_size == 0) return;
+  if (!plan_.lost.empty()) lost_ = plan_.lost.front().second;
+  if (im_.rank() == 0) {
+    log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
+              detail::lost_text(plan_, "rank(s)"));
+  }
+}
+
+// Newest first, version by version: a version some image of which fails
+// its checks is planned again without that copy (a partner copy may
+// complete it), else the walk goes on to the next older one. Versions above
+// the one restored go aside, never deleted (set_aside_above).
+bool NodeLevel::load() {
+  spread_readers(slots_, plan_);
+  const std::vector<int> failed = load_version();
+  if (failed.empty()) return true;
+  if (damaged_.empty() || damaged_.back() != plan_.iteration) damaged_.push_back(plan_.iteration);
+  forget(failed);
+  return false;
+}
+
+void NodeLevel::forget(const std::vector<int>& failed) {
+  const int r = im_.rank();
+  if (hosts_.empty()) hosts_ = im_.gather_hosts();
+  std::vector<std::string> copies;
+  for (const int q : failed) {
+    const auto& s = plan_.sources[static_cast<std::size_t>(q)];
+    const std::string& host = hosts_[static_cast<std::size_t>(s.holder)];
+    copies.push_back(fmt::format("rank {}'s {} on {}", q, s.own ? "image" : "partner copy", host));
+    for (std::size_t p = 0; p < slots_.size(); ++p)
+      if (hosts_[p] == host) forget_node_copy(slots_[p], plan_.iteration, q, s.own);
+    if (hosts_[static_cast<std::size_t>(r)] == host) forget_node_file(files_, plan_.iteration, q, s.own);
+  }
+  const std::int64_t it = plan_.iteration;
+  plan_ = detail::plan_prior(slots_, 0);
+  if (r == 0)
+    log::warn("node-local version of iteration {} failed its checks ({}); {}", it, fmt::join(copies, ", "),
+              plan_.iteration == it  ? std::string("trying the other copies")
+              : plan_.iteration >= 0 ? fmt::format("trying iteration {}", plan_.iteration)
+                                     : std::string("no older version is complete"));
+}
+
+std::vector<int> NodeLevel::load_version() {
+  im_.advise_fresh_members();  // a relaunched process: nothing touched them yet
+  auto slot = im_.spare_slot();
+  fetch(*slot);
   double last = now();
   auto mark = [&](const char* step) {
     const double t = now();
-    restore_steps.emplace_back(step, t - last);
+    im_.restore_steps.emplace_back(step, t - last);
     last = t;
   };
-  const int n = size();
-  const int r = rank();
-  const std::int64_t it = plan.iteration;
-  const auto& src = plan.sources;
-  advise_fresh_members();  // a relaunched process: nothing touched them yet
-  auto slot = spare_slot();
-  std::vector<detail::Buffer> sent;
-  bool ok = true;  // this rank's own image
-  double mapping = 0;
-  const std::string what = fmt::format("node-local image of iteration {}", it);
-  const auto& me = src[static_cast<std::size_t>(r)];
-  try {
-    detail::Transfer t(comm, orphans);
-    if (me.holder != r) {
-      slot->own.reset(me.bytes);
-      t.recv(slot->own.data(), me.bytes, me.holder, detail::kTagNode);
-    }
-    mark("buffers");
-    for (int q = 0; q < n; ++q) {
-      const auto& s = src[static_cast<std::size_t>(q)];
-      if (s.holder != r) continue;
-      detail::Buffer& b = q == r ? slot->own : sent.emplace_back();
-      const double tm = now();
-      if (const std::string why = map_planned(files, plan, q, b); !why.empty()) log::warn("{}", why);
-      mapping += now() - tm;  // zeros on failure: the receiver's checks fail
-      if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
-    }
-    restore_steps.emplace_back("map", mapping);
-    last += mapping;
-    t.wait();
-    mark("transfer");
-  } catch (...) {
-    keep_until_drained(sent);  // transfers may still use them
-    orphan_buffers.push_back(std::move(slot->own));
-    throw;
-  }
   // Checks fail locally; the agreement below makes the verdict common.
-  try {
-    slot->own_info = detail::read_header(slot->own.data(), slot->own.size(), slot->own.size(), what);
-    if (slot->own_info.iteration != it || slot->own_info.rank != r || slot->own_info.size != n) {
-      FX_THROW(CheckpointError,
-               fmt::format("{}: holds iteration {} of rank {} of {}", what, slot->own_info.iteration,
-                           slot->own_info.rank, slot->own_info.size));
-    }
-    detail::unpack_image(slot->own_info, slot->own.data(), members, what, &staging);
-  } catch (const CheckpointError& e) {
-    log::warn("{}", e.what());
-    ok = false;
-  }
+  const bool ok = unpack(*slot);
   mark("unpack");
-  const bool agreed = agree(ok ? 1 : 0);
+  const bool agreed = im_.agree(ok ? 1 : 0);
   mark("agree");
   if (!agreed) {
-    if (pool.empty()) pool.push_back(std::move(slot));
+    if (im_.pool.empty()) im_.pool.push_back(std::move(slot));
     // Which images failed: a failure here is repaired like any other.
-    const auto oks = comm.allgather<int>(ok ? 1 : 0);
+    const auto oks = im_.comm.allgather<int>(ok ? 1 : 0);
     std::vector<int> failed;
-    for (int q = 0; q < n; ++q)
+    for (int q = 0; q < im_.size(); ++q)
       if (oks[static_cast<std::size_t>(q)] == 0) failed.push_back(q);
     return failed;
   }
-  adopt(std::move(slot), it, plan.sequence);
+  im_.adopt(std::move(slot), plan_.iteration, plan_.sequence);
   mark("adopt");
-  drop_node_above(it);  // the versions that failed their checks
-  log_node_restore(plan, fallback, now() - t0);
+  log_restore(now() - t0_);
   return {};
 }
 
-void DataStore::Impl::log_node_restore(const detail::PriorPlan& plan, bool fallback, double seconds) {
+// This rank's image into `slot`, from its own file or the rank that reads
+// it, and the images this rank reads sent to their ranks.
+void NodeLevel::fetch(Slot& slot) {
+  const int r = im_.rank();
+  const double t0 = now();
+  const auto& me = plan_.sources[static_cast<std::size_t>(r)];
+  std::vector<detail::Buffer> sent;
+  try {
+    detail::Transfer t(im_.comm, im_.orphans);
+    if (me.holder != r) {
+      slot.own.reset(me.bytes);
+      t.recv(slot.own.data(), me.bytes, me.holder, detail::kTagNode);
+    }
+    const double t1 = now();
+    im_.restore_steps.emplace_back("buffers", t1 - t0);
+    double mapping = 0;
+    for (int q = 0; q < im_.size(); ++q) {
+      const auto& s = plan_.sources[static_cast<std::size_t>(q)];
+      if (s.holder != r) continue;
+      detail::Buffer& b = q == r ? slot.own : sent.emplace_back();
+      const double tm = now();
+      if (const std::string why = map_planned(files_, plan_, q, b); !why.empty()) log::warn("{}", why);
+      mapping += now() - tm;  // zeros on failure: the receiver's checks fail
+      if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
+    }
+    im_.restore_steps.emplace_back("map", mapping);
+    t.wait();
+    im_.restore_steps.emplace_back("transfer", now() - t1 - mapping);
+  } catch (...) {
+    im_.keep_until_drained(sent);  // transfers may still use them
+    im_.orphan_buffers.push_back(std::move(slot.own));
+    throw;
+  }
+}
+
+bool NodeLevel::unpack(Slot& slot) const {
+  const int n = im_.size();
+  const int r = im_.rank();
+  const std::int64_t it = plan_.iteration;
+  const std::string what = fmt::format("node-local image of iteration {}", it);
+  try {
+    slot.own_info = detail::read_header(slot.own.data(), slot.own.size(), slot.own.size(), what);
+    if (slot.own_info.iteration != it || slot.own_info.rank != r || slot.own_info.size != n) {
+      FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {} of {}", what,
+                                            slot.own_info.iteration, slot.own_info.rank, slot.own_info.size));
+    }
+    detail::unpack_image(slot.own_info, slot.own.data(), im_.members, what, &im_.staging);
+  } catch (const CheckpointError& e) {
+    log::warn("{}", e.what());
+    return false;
+  }
+  return true;
+}
+
+void NodeLevel::log_restore(double seconds) const {
   double total = 0;
-  const std::string steps = restore_steps_text(total);
+  const std::string steps = im_.restore_steps_text(total);
   log::debug("node-local restore on this rank: {:.2f} ms ({})", seconds * 1e3, steps);
-  if (rank() != 0) return;
-  const int n = size();
+  if (im_.rank() != 0) return;
+  const int n = im_.size();
   int own = 0, moved = 0;
   for (int q = 0; q < n; ++q) {
-    own += plan.sources[static_cast<std::size_t>(q)].own;
-    moved += plan.sources[static_cast<std::size_t>(q)].holder != q;
+    own += plan_.sources[static_cast<std::size_t>(q)].own;
+    moved += plan_.sources[static_cast<std::size_t>(q)].holder != q;
   }
   const std::string text = fmt::format(
       "restored iteration {} from node-local storage ({} own images, {} partner copies; {} sent from "
       "another rank) in {:.2f} ms ({})",
-      plan.iteration, own, n - own, moved, seconds * 1e3, steps);
-  if (fallback)
+      plan_.iteration, own, n - own, moved, seconds * 1e3, steps);
+  if (fallback_)
     log::warn("{}", text);
   else
     log::info("cold restart: {}", text);
+}
+
+// Node-local versions were found and every one failed its checks:
+// checkpoint.node.on_unusable decides (the versions go aside either way).
+void NodeLevel::give_up() const {
+  if (damaged_.empty()) return;
+  const std::string what =
+      fmt::format("no node-local version is usable on the live hosts (iteration(s) {} failed their checks)",
+                  fmt::join(damaged_, ", "));
+  if (im_.options.node.on_unusable == UnusablePolicy::stop)
+    FX_THROW(CheckpointLost, what + " and checkpoint.node.on_unusable is 'stop'");
+  if (im_.rank() == 0) log::warn("{}; checkpoint.node.on_unusable is 'fresh': starting from scratch", what);
+}
+
+std::optional<detail::StoredPrior> NodeLevel::prior() {
+  detail::StoredPrior p;
+  p.files = scan_node_files(im_.node_root(), im_.size(), false);
+  std::vector<std::vector<detail::SlotSummary>> slots;
+  p.plan = im_.plan_node(p.files, slots);
+  if (p.plan.iteration < 0) {
+    if (!p.plan.lost.empty() && im_.rank() == 0) {
+      log::warn(
+          "node-local storage holds no complete version of another job size on the live hosts "
+          "(missing: {})",
+          detail::lost_text(p.plan, "old rank(s)"));
+    }
+    return std::nullopt;
+  }
+  spread_readers(slots, p.plan);
+  p.level = CheckpointLevel::node;
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<detail::Level> detail::node_level(detail::StoreImpl& store) {
+  return std::make_unique<NodeLevel>(store);
 }
 
 }  // namespace fx

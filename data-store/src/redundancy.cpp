@@ -110,8 +110,25 @@ void DataStore::Impl::advise_fresh_members() {
   }
 }
 
+namespace {
+
+// Runs `body` on this rank's version; false (logged) when it is missing or
+// a check fails: the restore's agreement makes the verdict common.
+template <class Body>
+bool checked(const Slot* mine, const std::string& what, const Body& body) {
+  try {
+    if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
+    body();
+  } catch (const CheckpointError& e) {
+    log::warn("{}", e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
-  const int n = size();
   const int r = rank();
   const std::int64_t it = plan.iteration;
   const auto& me = plan.ranks[static_cast<std::size_t>(r)];
@@ -121,54 +138,33 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
                                : fmt::format("image of iteration {} rebuilt from parity", it);
   if (me.source != Source::own) advise_fresh_members();
   Slot* mine = nullptr;
-  bool me_direct = false;  // received straight into the members (pull_buddy)
   if (me.source == Source::own) {
     for (auto& v : versions) {
-      if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == n) mine = v.get();
+      if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == size()) mine = v.get();
     }
   }
-  // Checks fail locally; the agreement below makes the verdict common.
   bool ok = true;
-  auto checked = [&](const auto& body) {
-    try {
-      if (!mine) FX_THROW(CheckpointError, fmt::format("{}: not found", what));
-      body();
-    } catch (const CheckpointError& e) {
-      log::warn("{}", e.what());
-      ok = false;
-    }
-  };
-  if (parity()) {
+  bool me_direct = false;  // received straight into the members (pull_buddy)
+  if (parity())
     rebuild_parity(plan, mine);
-  } else {
-    // Post the pulls, load the own copy while the receivers copy (they pull
-    // the bytes themselves on one node), check the copies sent, then wait.
-    Transfer t(comm, orphans);
-    detail::Pull pull = pull_buddy(plan, t, mine);
-    if (me.source == Source::own) {
-      checked([&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging); });
-      if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
-    }
-    if (!verify_sent(plan)) ok = false;
-    t.wait();
-    if (pull.direct) {
-      checked([&] { finish_pull(pull, *mine, what); });
-      me_direct = true;
-    }
-  }
+  else
+    ok = restore_buddies(plan, mine, what, me_direct);
   if ((me.source != Source::own && !me_direct) || parity()) {
-    checked([&] {
-      if (me.source != Source::own) {
-        mine->own_info = detail::read_header(mine->own.data(), mine->own.size(), mine->own.size(), what);
-        if (mine->own_info.iteration != it || mine->own_info.rank != r) {
-          FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
-                                                mine->own_info.iteration, mine->own_info.rank));
-        }
-        mine->sequence = mine->own_info.sequence;
-      }
-      detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging);
-      mine->own_ok = true;
-    });
+    ok = checked(mine, what,
+                 [&] {
+                   if (me.source != Source::own) {
+                     mine->own_info =
+                         detail::read_header(mine->own.data(), mine->own.size(), mine->own.size(), what);
+                     if (mine->own_info.iteration != it || mine->own_info.rank != r) {
+                       FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
+                                                             mine->own_info.iteration, mine->own_info.rank));
+                     }
+                     mine->sequence = mine->own_info.sequence;
+                   }
+                   detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging);
+                   mine->own_ok = true;
+                 }) &&
+         ok;
   }
   // Re-protection once every rank has restored: planned here, posted by
   // start_reprotection() after the app's first step (or by the next
@@ -178,6 +174,28 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   if (all_ok && !parity()) plan_protect(plan);
   if (all_ok && parity() && plan.reencode_parity) protect_parity(*find(it), true);
   return all_ok;
+}
+
+// Post the pulls, load the own copy while the receivers copy (they pull
+// the bytes themselves on one node), check the copies sent, then wait.
+bool DataStore::Impl::restore_buddies(const detail::RestorePlan& plan, Slot*& mine, const std::string& what,
+                                      bool& me_direct) {
+  const auto& me = plan.ranks[static_cast<std::size_t>(rank())];
+  bool ok = true;
+  Transfer t(comm, orphans);
+  detail::Pull pull = pull_buddy(plan, t, mine);
+  if (me.source == Source::own) {
+    ok = checked(mine, what,
+                 [&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging); });
+    if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
+  }
+  if (!verify_sent(plan)) ok = false;
+  t.wait();
+  if (pull.direct) {
+    ok = checked(mine, what, [&] { finish_pull(pull, *mine, what); }) && ok;
+    me_direct = true;
+  }
+  return ok;
 }
 
 // A recovered rank receives its image from the rank holding its copy: the

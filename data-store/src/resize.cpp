@@ -25,7 +25,78 @@ struct PriorImage {
   const std::byte* bytes = nullptr;  // the whole image
 };
 
-PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, int parity_group_size) {
+namespace {
+
+using Inventories = std::vector<std::vector<SlotSummary>>;
+
+// The iterations of `old_size` anyone holds, newest first.
+std::vector<std::int64_t> candidates(const Inventories& inventories, int old_size) {
+  std::vector<std::int64_t> out;
+  for (const auto& inv : inventories) {
+    for (const auto& s : inv) {
+      if (s.iteration >= 0 && s.size == old_size) out.push_back(s.iteration);
+    }
+  }
+  std::sort(out.rbegin(), out.rend());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Where each old rank's image of iteration `it` is: own copies first
+// (lowest new rank), then buddy copies. `sequence`: the newest seen.
+std::vector<PriorSource> copy_sources(const Inventories& inventories, std::int64_t it, int old_size,
+                                      std::int64_t& sequence) {
+  std::vector<PriorSource> src(static_cast<std::size_t>(old_size));
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t p = 0; p < inventories.size(); ++p) {
+      for (const auto& s : inventories[p]) {
+        if (s.iteration != it || s.size != old_size) continue;
+        const int q = pass == 0 ? s.own_rank : s.held_rank;
+        if (q < 0 || q >= old_size || src[static_cast<std::size_t>(q)].holder >= 0) continue;
+        auto& d = src[static_cast<std::size_t>(q)];
+        d.holder = static_cast<int>(p);
+        d.own = pass == 0;
+        d.bytes = pass == 0 ? s.own_bytes : s.held_bytes;
+        sequence = std::max(sequence, s.sequence);
+      }
+    }
+  }
+  return src;
+}
+
+// Under parity: an image found nowhere is rebuilt when every other image
+// of its old group is an own copy with a complete parity block.
+void parity_sources(const Inventories& inventories, std::int64_t it, int old_size, int group_size,
+                    std::vector<PriorSource>& src) {
+  std::vector<const SlotSummary*> coded(static_cast<std::size_t>(old_size), nullptr);
+  for (const auto& inv : inventories) {
+    for (const auto& s : inv) {
+      if (s.iteration == it && s.size == old_size && s.parity && s.own_rank >= 0 && s.own_rank < old_size)
+        coded[static_cast<std::size_t>(s.own_rank)] = &s;
+    }
+  }
+  for (int q = 0; q < old_size; ++q) {
+    if (src[static_cast<std::size_t>(q)].holder >= 0) continue;
+    const ParityGroup g = parity_group(q, old_size, group_size);
+    const SlotSummary* first = nullptr;
+    bool whole = g.count > 1;
+    for (int i = g.first; i < g.first + g.count && whole; ++i) {
+      if (i == q) continue;
+      const SlotSummary* c = coded[static_cast<std::size_t>(i)];
+      whole = c && src[static_cast<std::size_t>(i)].own && (!first || c->stripe == first->stripe);
+      if (whole && !first) first = c;
+    }
+    if (!whole) continue;
+    auto& d = src[static_cast<std::size_t>(q)];
+    d.holder = src[static_cast<std::size_t>(q == g.first ? g.first + 1 : g.first)].holder;
+    d.parity = true;
+    d.bytes = first->stripe;
+  }
+}
+
+}  // namespace
+
+PriorPlan plan_prior(const Inventories& inventories, int parity_group_size) {
   PriorPlan plan;
   // The old size is that of the newest version anyone holds (all prior
   // versions of the survivors come from the same communicator).
@@ -39,71 +110,19 @@ PriorPlan plan_prior(const std::vector<std::vector<SlotSummary>>& inventories, i
     }
   }
   if (newest < 0) return plan;
-  std::vector<std::int64_t> candidates;
-  for (const auto& inv : inventories) {
-    for (const auto& s : inv) {
-      if (s.iteration >= 0 && s.size == plan.old_size) candidates.push_back(s.iteration);
-    }
-  }
-  std::sort(candidates.rbegin(), candidates.rend());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  const auto m = static_cast<std::size_t>(plan.old_size);
-  for (const std::int64_t it : candidates) {
-    std::vector<PriorSource> src(m);
-    // Own copies first (lowest new rank), then buddy copies.
-    for (int pass = 0; pass < 2; ++pass) {
-      for (std::size_t p = 0; p < inventories.size(); ++p) {
-        for (const auto& s : inventories[p]) {
-          if (s.iteration != it || s.size != plan.old_size) continue;
-          const int q = pass == 0 ? s.own_rank : s.held_rank;
-          if (q < 0 || q >= plan.old_size || src[static_cast<std::size_t>(q)].holder >= 0) continue;
-          auto& d = src[static_cast<std::size_t>(q)];
-          d.holder = static_cast<int>(p);
-          d.own = pass == 0;
-          d.bytes = pass == 0 ? s.own_bytes : s.held_bytes;
-          plan.sequence = std::max(plan.sequence, s.sequence);
-        }
-      }
-    }
-    if (parity_group_size > 0) {
-      // Own images with a complete parity block, by old rank.
-      std::vector<const SlotSummary*> coded(m, nullptr);
-      for (const auto& inv : inventories) {
-        for (const auto& s : inv) {
-          if (s.iteration == it && s.size == plan.old_size && s.parity && s.own_rank >= 0 &&
-              s.own_rank < plan.old_size) {
-            coded[static_cast<std::size_t>(s.own_rank)] = &s;
-          }
-        }
-      }
-      for (int q = 0; q < plan.old_size; ++q) {
-        if (src[static_cast<std::size_t>(q)].holder >= 0) continue;
-        const ParityGroup g = parity_group(q, plan.old_size, parity_group_size);
-        const SlotSummary* first = nullptr;
-        bool whole = g.count > 1;
-        for (int i = g.first; i < g.first + g.count && whole; ++i) {
-          if (i == q) continue;
-          const SlotSummary* c = coded[static_cast<std::size_t>(i)];
-          whole = c && src[static_cast<std::size_t>(i)].own && (!first || c->stripe == first->stripe);
-          if (whole && !first) first = c;
-        }
-        if (!whole) continue;
-        auto& d = src[static_cast<std::size_t>(q)];
-        d.holder = src[static_cast<std::size_t>(q == g.first ? g.first + 1 : g.first)].holder;
-        d.parity = true;
-        d.bytes = first->stripe;
-      }
-    }
+  for (const std::int64_t it : candidates(inventories, plan.old_size)) {
+    std::vector<PriorSource> src = copy_sources(inventories, it, plan.old_size, plan.sequence);
+    if (parity_group_size > 0) parity_sources(inventories, it, plan.old_size, parity_group_size, src);
     std::vector<int> missing;
-    for (std::size_t q = 0; q < m; ++q) {
+    for (std::size_t q = 0; q < src.size(); ++q) {
       if (src[q].holder < 0) missing.push_back(static_cast<int>(q));
     }
-    if (!missing.empty()) plan.lost.emplace_back(it, missing);
     if (missing.empty()) {
       plan.iteration = it;
       plan.sources = std::move(src);
       return plan;
     }
+    plan.lost.emplace_back(it, missing);
     plan.sequence = 0;
   }
   return plan;
@@ -296,27 +315,6 @@ detail::PriorPlan DataStore::Impl::plan_prior_restore() {
   return detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
 }
 
-std::optional<detail::StoredPrior> DataStore::Impl::find_stored_prior(bool node, bool disk) {
-  std::optional<detail::StoredPrior> found = node ? node_prior() : std::nullopt;
-  const int ranks = disk ? hdf5_other_size(size()) : 0;
-  if (ranks > 0) {
-    std::uint64_t seen = 0;
-    const auto manifests = hdf5_manifests(ranks, seen);
-    // The newer level wins; the node level on a tie (no shared filesystem).
-    if (!manifests.empty() && (!found || manifests.front().iteration > found->iteration())) {
-      found.emplace();
-      found->level = CheckpointLevel::hdf5;
-      found->manifest = manifests.front();
-    }
-  }
-  if (found && rank() == 0) {
-    log::info(
-        "cold restart on {} ranks: the newest complete version is iteration {} ({}), written by {} ranks",
-        size(), found->iteration(), to_string(found->level), found->old_size());
-  }
-  return found;
-}
-
 PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest) {
   PriorVersion v;
   v.size = plan.old_size;
@@ -501,7 +499,8 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   std::optional<detail::StoredPrior> stored = std::exchange(im.stored_prior, std::nullopt);
   if (own_.allreduce(im.resize_from_storage ? 1 : 0, MPI_MAX) == 1 && !stored) {
     // Found before a repair changed the ranks: planned again for these.
-    stored = im.find_stored_prior(options_.node.every > 0, options_.hdf5.restart);
+    const detail::RestorePlan cold;  // a cold start's: neither fresh nor a history
+    stored = im.find_stored_prior({cold, now(), {}, {}});
     if (!stored)
       FX_THROW(CheckpointLost,
                "restore after the relaunch: the version of another job size found at the "

@@ -557,55 +557,30 @@ void DataStore::commit(std::int64_t iteration) {
   const Comm& comm = own_comm();
   im.resize_from_storage = false;  // this version supersedes the stored one
   im.ensure_topology();
-  const int n = comm.size();
-  const int r = comm.rank();
   im.drop_from(iteration);  // an abandoned future, or a repeated commit
   const std::uint64_t static_sent = im.publish_statics();
 
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;
-  s.size = n;
+  s.size = comm.size();
   const bool async = im.async_due(s.sequence);
   im.staging.take_waited_seconds();  // counted from here (a sync commit's device copies)
-  // A member that cannot be saved must not leave the other ranks waiting:
-  // the failure travels with the exchange and the agreement.
   std::string error;
   std::vector<detail::PendingCopy> later;
   fault_point(StorePoint::commit_save, iteration);
-  try {
-    s.own_info = detail::layout_image(members_, iteration, s.sequence, r, n);
-    s.own.reset(s.own_info.total_bytes);
-    later = detail::pack_image_now(members_, s.own_info, s.own.data(), async, &im.staging);
-    s.own_ok = !async;
-  } catch (const Error& e) {
-    error = e.what();
-    log::error("checkpoint of iteration {}: {}", iteration, e.what());
-  }
+  im.pack_own(s, async, later, error);
   if (async) {
-    auto a = std::make_unique<detail::AsyncCommit>();
-    a->slot = &s;
-    a->iteration = iteration;
-    a->packed = error.empty();
-    a->error = error;
-    a->t0 = t0;
-    a->stats.level = CheckpointLevel::memory;
-    a->stats.iteration = iteration;
-    a->stats.bytes = bytes();
-    a->stats.static_bytes_sent = static_sent;
-    a->stats.async = true;
-    if (!later.empty() && im.copier_thread())
-      a->copier.start(std::move(later), s.own_info, s.own.data(), &im.staging);
-    else
-      a->later = std::move(later);
-    im.pending = std::move(a);
-    im.post_async();
+    im.start_async(s, later, error, static_sent, t0);
+    im.pending->stats.bytes = bytes();
     fault_point(StorePoint::commit_posted, iteration);
     auto& st = im.pending->stats;
     st.seconds = st.memory_seconds = now() - t0;
     im.commit_stats = st;
     return;
   }
-  const bool others_ok = im.protect(s, s.own_ok);
+  CheckpointStats st;
+  const detail::KeepContext keep{st, [this, iteration](StorePoint p) { fault_point(p, iteration); }};
+  const bool others_ok = im.memory().keep(s, keep);
   fault_point(StorePoint::commit_agree, iteration);
   const int agreed = im.agree(s.own_ok && others_ok ? 1 : 0);
   if (!agreed) {
@@ -620,52 +595,39 @@ void DataStore::commit(std::int64_t iteration) {
   im.committed = iteration;
   im.sequence = s.sequence;
   im.trim();
-  const double t1 = now();
-
-  CheckpointStats st;
   st.device_seconds = im.staging.take_waited_seconds();
   st.level = CheckpointLevel::memory;
   st.iteration = iteration;
   st.bytes = bytes();
   st.static_bytes_sent = static_sent;
-  st.memory_seconds = t1 - t0;
-  if (im.node_due(s.sequence)) {
-    im.write_node(s, [this, iteration] { fault_point(StorePoint::node_write, iteration); });
-    st.level = CheckpointLevel::node;
-    st.node_seconds = now() - t1;
-  }
-  if (im.hdf5_due(s.sequence)) {
-    const double t2 = now();
-    im.commit_stats.hdf5_file_seconds = 0;
-    im.write_hdf5(s);
-    st.level = CheckpointLevel::hdf5;
-    st.hdf5_seconds = now() - t2;
-    st.hdf5_file_seconds = im.commit_stats.hdf5_file_seconds;
-  }
+  st.memory_seconds = now() - t0;
+  im.keep_below(s, keep);
   st.seconds = st.committed_seconds = now() - t0;
   im.commit_stats = st;
   log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, to_string(st.level), st.bytes,
              st.seconds * 1e3);
 }
 
-// Node-local versions were found and every one failed its checks:
-// checkpoint.node.on_unusable decides (the versions go aside either way).
-void DataStore::Impl::node_unusable() const {
-  if (node_damaged.empty()) return;
-  const std::string what =
-      fmt::format("no node-local version is usable on the live hosts (iteration(s) {} failed their checks)",
-                  fmt::join(node_damaged, ", "));
-  if (options.node.on_unusable == UnusablePolicy::stop)
-    FX_THROW(CheckpointLost, what + " and checkpoint.node.on_unusable is 'stop'");
-  if (rank() == 0) log::warn("{}; checkpoint.node.on_unusable is 'fresh': starting from scratch", what);
+// A member that cannot be saved must not leave the other ranks waiting:
+// the failure travels with the exchange and the agreement.
+void DataStore::Impl::pack_own(Slot& s, bool async, std::vector<detail::PendingCopy>& later,
+                               std::string& error) {
+  try {
+    s.own_info = detail::layout_image(members, s.iteration, s.sequence, rank(), size());
+    s.own.reset(s.own_info.total_bytes);
+    later = detail::pack_image_now(members, s.own_info, s.own.data(), async, &staging);
+    s.own_ok = !async;
+  } catch (const Error& e) {
+    error = e.what();
+    log::error("checkpoint of iteration {}: {}", s.iteration, e.what());
+  }
 }
 
 // A fresh start: nothing stored belongs to it (node-local versions above
 // iteration 0 would meet its later commits of the same iteration).
 void DataStore::Impl::start_over() {
   settle_background();  // a restore's re-protection, planned only
-  drop_node_above(-1);
-  for (std::size_t i = versions.size(); i-- > 0;) retire(i);
+  for (const auto& l : levels) l->set_aside_above(-1);
   committed.reset();
   sequence = 0;
   sc.publish_due = true;  // the app fills them again
@@ -676,11 +638,8 @@ std::optional<std::int64_t> DataStore::restore() {
   Impl& im = *impl_;
   const double t0 = now();
   im.settle_background();
-  const int n = comm_.size();
-  const int r = comm_.rank();
   im.stored_prior.reset();
   im.resize_from_storage = false;
-  im.node_damaged.clear();
   im.staging.take_waited_seconds();  // counted from here
 
   // Everyone's inventory (and host, for the buddy placement), so that every
@@ -705,107 +664,8 @@ std::optional<std::int64_t> DataStore::restore() {
 
   CheckpointStats st;
   st.bytes = bytes();
-  // Every return records its statistics; only a restore that returned has
-  // read storage (the fresh rule of plan_without_exchange relies on it).
-  auto conclude = [&] {
-    st.device_seconds = im.staging.take_waited_seconds();
-    im.restore_stats = st;
-    im.restored_before = true;
-  };
-  // Whatever comes back, node-local versions above it are an abandoned
-  // future (a later commit of the same iteration must not meet them).
-  auto restored = [&](CheckpointLevel level, std::int64_t it, double seconds) {
-    im.drop_node_above(it);
-    st.level = level;
-    st.iteration = it;
-    detail::level_seconds(st, level) = seconds;
-    st.static_bytes_received = im.restore_statics(st.static_lost);
-    st.seconds = now() - t0;
-    conclude();
-    return it;
-  };
-  // What comes after memory, named only where it is on.
-  const bool node_on = options_.node.every > 0, hdf5_on = options_.hdf5.every > 0;
-  const std::string lower = node_on && hdf5_on ? "trying node-local storage and HDF5"
-                            : node_on          ? "trying node-local storage"
-                            : hdf5_on          ? "trying HDF5"
-                                               : "node-local storage and HDF5 are off";
-  if (plan.iteration >= 0) {
-    fault_point(StorePoint::restore_load, -1);
-    if (im.restore_memory(plan)) {
-      im.drop_node_above(plan.iteration);
-      im.drop_above(plan.iteration);
-      im.committed = plan.iteration;
-      im.sequence = plan.sequence;
-      st.level = CheckpointLevel::memory;
-      st.iteration = plan.iteration;
-      st.static_bytes_received = im.restore_statics(st.static_lost);
-      st.memory_seconds = st.seconds = now() - t0;
-      conclude();
-      int pulled = 0;
-      for (const auto& rp : plan.ranks) pulled += rp.source != detail::Source::own;
-      log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration,
-                pulled, n, im.parity() ? "parity" : "buddies", st.seconds * 1e3);
-      return plan.iteration;
-    }
-    if (r == 0) log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration, lower);
-  } else if (plan.history && r == 0) {
-    log::warn(
-        "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together with "
-        "the rank(s) holding its redundancy); {}",
-        plan.unrecoverable, lower);
-  }
-  const double t1 = now();
-  st.memory_seconds = t1 - t0;
-
-  // Node-local storage, then disk (at a cold start only when hdf5.restart
-  // asks for it); disk first when its newest version is newer.
-  const bool use_node = !plan.fresh && options_.node.every > 0 && (plan.history || options_.hdf5.restart);
-  const bool use_disk = !plan.fresh && (plan.history ? (options_.hdf5.every > 0 || options_.hdf5.restart)
-                                                     : options_.hdf5.restart);
-  std::int64_t disk_newest = -1;
-  if (use_node && use_disk) {
-    const double tm = now();
-    std::uint64_t seen = 0;
-    const auto found = im.hdf5_manifests(n, seen);
-    if (!found.empty()) disk_newest = found.front().iteration;
-    im.restore_steps.emplace_back("hdf5-manifests", now() - tm);
-  }
-  if (use_node) {
-    if (const auto it = im.restore_node(plan.history, disk_newest))
-      return restored(CheckpointLevel::node, *it, now() - t1);
-  }
-  const double t2 = now();
-  if (use_disk) {
-    if (const auto it = im.restore_hdf5(plan.history))
-      return restored(CheckpointLevel::hdf5, *it, now() - t2);
-  }
-  if (use_node && disk_newest >= 0) {  // the newer disk version was unusable
-    if (const auto it = im.restore_node(plan.history, -1))
-      return restored(CheckpointLevel::node, *it, now() - t2);
-  }
-  // A cold start that found nothing of this size: a version written by
-  // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
-  if (!plan.history && (use_node || use_disk)) {
-    im.stored_prior = im.find_stored_prior(use_node, use_disk);
-    if (im.stored_prior) {
-      im.resize_from_storage = true;
-      st.other_size = im.stored_prior->old_size();
-      st.seconds = now() - t0;
-      conclude();
-      return std::nullopt;
-    }
-  }
-  im.node_unusable();
-  im.start_over();
-  st.seconds = now() - t0;
-  // Lost: in-memory versions during a run, or node-local ones after a
-  // relaunch (files left, but no version complete on the live hosts, or
-  // none passing its checks).
-  st.lost = plan.history || !im.node_lost.empty() || !im.node_damaged.empty();
-  st.lost_ranks = plan.history ? plan.unrecoverable : im.node_lost;
-  conclude();
-  return std::nullopt;
+  const detail::RestoreFacts facts{plan, t0, im.below_memory(), [this](StorePoint p) { fault_point(p, -1); }};
+  return im.restore_from_levels(facts, st);
 }
 
 }  // namespace fx

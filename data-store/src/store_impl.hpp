@@ -1,7 +1,8 @@
 #pragma once
-// DataStore internals shared by store.cpp (API, commit, restore),
-// redundancy.cpp (buddy and parity exchanges), node_level.cpp (node-local
-// level) and disk.cpp (HDF5 level).
+// DataStore internals shared by store.cpp (API, commit, restore's plan),
+// levels.cpp (the list of levels and the walks over them), the levels
+// (memory_level.cpp, node_level.cpp, disk.cpp; level.hpp), redundancy.cpp
+// (buddy and parity exchanges), resize.cpp and statics.cpp.
 #include <fx/data_store/store.hpp>
 
 #include <array>
@@ -17,6 +18,7 @@
 #include "device_staging.hpp"
 #include "hdf5_plugin.hpp"
 #include "image.hpp"
+#include "level.hpp"
 #include "manifest.hpp"
 #include "node_files.hpp"
 #include "plan.hpp"
@@ -46,21 +48,6 @@ enum Tag : int {
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.
 std::array<char, kHostName> host_name();
-
-// A complete version written by another number of ranks, found in storage
-// by restore() at a cold start when none of this job's size was: what
-// restore_resized() then re-decomposes (the job was relaunched on fewer
-// ranks, e.g. by the supervisor after a host was lost).
-struct StoredPrior {
-  CheckpointLevel level = CheckpointLevel::none;  // node or hdf5
-  PriorPlan plan;                                 // node: which new rank reads each old rank's file
-  std::vector<NodeFile> files;                    // node: this rank's files of that version
-  Manifest manifest;                              // hdf5
-  int old_size() const { return level == CheckpointLevel::node ? plan.old_size : manifest.rank_count; }
-  std::int64_t iteration() const {
-    return level == CheckpointLevel::node ? plan.iteration : manifest.iteration;
-  }
-};
 
 // One version on this rank: its own image and the redundancy it holds for
 // others (a buddy's image, or a parity block).
@@ -173,13 +160,29 @@ namespace fx {
 struct DataStore::Impl {
   Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m,
        const std::vector<StaticMember>& st)
-      : options(o), comm(c), members(m), statics(st) {}
+      : options(o), comm(c), members(m), statics(st), levels(make_levels()) {}
 
   const CheckpointConfig& options;
   const Comm& comm;
   const std::vector<Member>& members;
   const std::vector<StaticMember>& statics;
   detail::StaticCopies sc;
+
+  // The checkpoint levels, fastest first (levels.cpp): memory, then those
+  // beneath it, each behind detail::Level.
+  detail::Levels levels;
+  detail::Levels make_levels();
+  detail::Level& memory();
+  bool storage_due(std::int64_t sequence) const;  // a level below memory keeps this commit
+  // A committed version to every level below memory that is due; each
+  // one's time into `c.stats`, its level the last one's.
+  void keep_below(detail::Slot& s, const detail::KeepContext& c);
+  std::string below_memory() const;  // "trying node-local storage and HDF5"
+  // restore() from its plan: the walk over the levels, then (nothing
+  // restored) a version of another size, or a fresh start. Fills `st`.
+  std::optional<std::int64_t> restore_from_levels(const detail::RestoreFacts& f, CheckpointStats& st);
+  std::optional<std::pair<CheckpointLevel, std::int64_t>> walk(const detail::RestoreFacts& f,
+                                                               CheckpointStats& st);
   // Device members' pinned buffers and copy stream; before `pending`, whose
   // copier may still wait on it while it is destroyed.
   detail::DeviceStaging staging;
@@ -219,6 +222,9 @@ struct DataStore::Impl {
   int depth() const { return std::max(options.memory.depth, 1); }
 
   // Versions
+  // This rank's image of `s` (all but the copies `later`, when `async`);
+  // `error` says why it could not be.
+  void pack_own(detail::Slot& s, bool async, std::vector<detail::PendingCopy>& later, std::string& error);
   detail::Slot& new_slot(std::int64_t iteration, bool recycle);
   void retire(std::size_t index);
   void drop_from(std::int64_t iteration);  // versions >= iteration
@@ -247,6 +253,10 @@ struct DataStore::Impl {
   std::unique_ptr<detail::AsyncCommit> pending;    // the commit in flight
   std::optional<CheckpointStats> committed_async;  // handed out by DataStore::take_committed()
   bool async_due(std::int64_t sequence) const;     // this version's commit may run in the background
+  // `pending` for `s`, packed but for the copies `later` (the copier's or
+  // the step end's), its exchange posted.
+  void start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later, const std::string& error,
+                   std::uint64_t static_sent, double t0);
   // Post `pending`'s size exchange (its snapshot taken or on the copier).
   void post_async();
   // The app's next step has ended: the members it may write again are
@@ -301,6 +311,10 @@ struct DataStore::Impl {
   void advise_fresh_members();
   // Restore from memory by plan; false when a check failed on some rank.
   bool restore_memory(const detail::RestorePlan& plan);
+  // Its buddy scheme's part: this rank's image into `mine`, or straight
+  // into the members (`me_direct`); false when a check failed here.
+  bool restore_buddies(const detail::RestorePlan& plan, detail::Slot*& mine, const std::string& what,
+                       bool& me_direct);
   detail::Pull pull_buddy(const detail::RestorePlan& plan, detail::Transfer& t, detail::Slot*& mine);
   detail::Pull post_member_pulls(detail::Slot& s, const detail::RankPlan& me, detail::Transfer& t);
   void finish_pull(const detail::Pull& pull, detail::Slot& s, const std::string& what);
@@ -314,10 +328,11 @@ struct DataStore::Impl {
   void rebuild_prior(const detail::PriorPlan& plan, int q, detail::Buffer& out);
   // restore_resized's steps, in order (resize.cpp); collective but read_prior.
   detail::PriorPlan plan_prior_restore();
+
   // restore() at a cold start, when nothing of this size was restored: the
-  // newest complete version of another size on the node level or in HDF5
-  // (collective). restore_resized() takes it.
-  std::optional<detail::StoredPrior> find_stored_prior(bool node, bool disk);
+  // newest complete version of another size among the storage levels `f`
+  // reads (collective). restore_resized() takes it.
+  std::optional<detail::StoredPrior> find_stored_prior(const detail::RestoreFacts& f);
   std::optional<detail::StoredPrior> stored_prior;  // its plan, for this comm's ranks
   // Set with it; it stays across repairs (a failure inside the resize that
   // follows: restore_resized() finds it again) until the next commit.
@@ -334,8 +349,7 @@ struct DataStore::Impl {
   // Static members (statics.cpp); collective. Return the bytes sent
   // (publish: at the first commit after registration, else 0) or received.
   std::uint64_t publish_statics();
-  void node_unusable() const;  // checkpoint.node.on_unusable, when every version failed
-  void start_over();           // every version retired, as at a fresh start (restore(), StoreAccess)
+  void start_over();  // every version retired, as at a fresh start (restore(), StoreAccess)
   // Fills `lost` with the ranks whose static data nobody holds any more.
   std::uint64_t restore_statics(std::vector<int>& lost);
   void reset_statics(int size);  // the comm changed size: copies of another decomposition
@@ -349,53 +363,25 @@ struct DataStore::Impl {
   void install_held(detail::IncomingHeld& in);
 
   // HDF5 level (disk.cpp)
-  bool hdf5_due(std::int64_t sequence) const;
-  void write_hdf5(detail::Slot& s);  // sets commit_stats.hdf5_file_seconds
-  std::optional<std::int64_t> restore_hdf5(bool fallback);
   // Rank 0 reads the manifests of the complete versions written by `ranks`
   // ranks; every rank gets them, newest first. `seen`: versions found at all.
   std::vector<detail::Manifest> hdf5_manifests(int ranks, std::uint64_t& seen);
-  // The rank count of the newest complete version written by another
-  // number of ranks than `ranks` (0: none). Collective (rank 0 reads).
-  int hdf5_other_size(int ranks);
   // This rank's file of `m` into `slot` and the members; false on every
   // rank when some rank could not.
   bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
-  // adopt() for HDF5 version `m`, logged with the time since `since`.
-  void adopt_hdf5(const detail::Manifest& m, std::unique_ptr<detail::Slot> slot, bool fallback, double since);
   // A version read back from a lower level (own image in `slot`) becomes
   // the only one, re-protected in memory (buddy copies in the background:
   // until they arrive, the level it came from still holds it). Collective.
   void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
 
   // Node-local level (node_level.cpp)
-  bool node_due(std::int64_t sequence) const;
   std::filesystem::path node_root() const;  // directory with {host} replaced
-  // Sets commit_stats.node_seconds; `written` runs once this rank's files
-  // are written, before the agreement (the store's node_write fault point).
-  void write_node(detail::Slot& s, const std::function<void()>& written);
-  // Under parity no rank holds another's image: the partner copy the node
-  // level writes comes from an exchange of images with the rank a buddy
-  // distance away (on another host when there is one). Collective; returns
-  // the image received (empty when that rank sent none), freed once written
-  // so that parity keeps its smaller memory.
-  detail::Buffer exchange_node_partner(const detail::Slot& s);
-  // The newest version complete on the live hosts, when not older than
-  // `at_least`. Collective. Sets node_lost when there were marked files
-  // but no version was complete.
-  std::optional<std::int64_t> restore_node(bool fallback, std::int64_t at_least);
   std::vector<char> gather_host_names();    // kHostName bytes per rank. Collective.
   std::vector<std::string> gather_hosts();  // every rank's host name. Collective.
-  std::vector<int> load_node_version(const std::vector<detail::NodeFile>& files,
-                                     const detail::PriorPlan& plan, bool fallback, double t0);
-  void log_node_restore(const detail::PriorPlan& plan, bool fallback, double seconds);
   // Where each old rank's image is among `files` of every rank (their
   // inventories into `slots`): restore_resized's plan. Collective.
   detail::PriorPlan plan_node(const std::vector<detail::NodeFile>& files,
                               std::vector<std::vector<detail::SlotSummary>>& slots);
-  // The newest version written by another number of ranks that is complete
-  // on the live hosts, planned for restore_resized(). Collective.
-  std::optional<detail::StoredPrior> node_prior();
   // The old images of `p` this rank reads, mapped into `local` by old rank;
   // the reason when one could not be (its buffer is then zeros, sent all
   // the same: the receivers wait for it, and their checks fail).
@@ -405,9 +391,6 @@ struct DataStore::Impl {
   // removed when not (not collective).
   void drop_node_above(std::int64_t iteration);
   std::filesystem::path root() const { return options.hdf5.directory; }
-  std::vector<int> node_lost;  // restore_node: the newest version's ranks found nowhere
-  // restore_node: versions an image of which failed its checks, newest first.
-  std::vector<std::int64_t> node_damaged;
   // restore(): where this rank's time went, step by step (seconds), for the
   // node level's log line.
   std::vector<std::pair<const char*, double>> restore_steps;

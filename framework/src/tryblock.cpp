@@ -533,6 +533,84 @@ void propagate(TryFrame& parent, const TryOutcome& o, int my_rank) {
   }
 }
 
+// A block's settings: its options over the config's tryblock section.
+struct Limits {
+  int retries = 0;
+  double timeout = 0;
+  bool rollback = false;
+};
+
+Limits limits_of(Context& ctx, const std::string& name, const TryOptions& options) {
+  const TryBlockConfig& cfg = ContextAccess::rt(ctx).config().tryblock;
+  Limits l{options.soft_retries.value_or(cfg.soft_retries), options.timeout_s.value_or(cfg.timeout_s),
+           options.rollback.value_or(cfg.rollback)};
+  if (l.retries < 0 || !(l.timeout > 0))
+    FX_THROW(UsageError,
+             fmt::format("TryBlock '{}': soft_retries must be >= 0 and timeout_s > 0, got {} and {}", name,
+                         l.retries, l.timeout));
+  return l;
+}
+
+// The attempt's decision, the frame released whatever happens.
+Decision decide_and_release(TryFrame& f) {
+  Decision d;
+  try {
+    d = decide(f);
+  } catch (...) {
+    release(f);
+    throw;
+  }
+  release(f);
+  return d;
+}
+
+// Deferred blocks decided with this one: their outcomes into f.inner, and
+// their errors are the parent's too.
+void settle_deferred(TryFrame& f, Decision& d) {
+  for (std::size_t b = 1; b < d.errors.size(); ++b) {
+    TryOutcome in = outcome_of(f.deferred[b - 1]->name, d.errors[b]);
+    in.committed = d.committed;
+    in.attempts = 1;
+    in.action = d.committed ? TryAction::committed : TryAction::aborted;
+    in.inner = std::move(f.deferred[b - 1]->inner);
+    f.inner.push_back(std::move(in));
+    d.errors[0].insert(d.errors[0].end(), d.errors[b].begin(), d.errors[b].end());
+  }
+}
+
+// A mismatch of blocks is the app's error; a process failure ends the
+// block by a repair (both throw).
+void escalate_failure(TryFrame& f, const Decision& d, TryOutcome& out) {
+  if (d.mismatch) {
+    FX_THROW(UsageError,
+             fmt::format("TryBlock '{}': the ranks of its group did not all enter this block (block "
+                         "{} on this communicator here); every rank must enter the same blocks in "
+                         "the same order",
+                         f.name, f.seq));
+  }
+  if (d.failed) {
+    out.action = TryAction::recovery;
+    record(f, out);
+    escalate(f,
+             fmt::format("TryBlock '{}' aborted by a process failure: {}", f.name, list_errors(out.errors)));
+  }
+}
+
+// An outermost block out of retries: a rollback to the last checkpoint
+// (once per block and iteration, when on), else TryBlockAborted.
+[[noreturn]] void give_up(TryFrame& f, TryState& st, bool roll_back, TryOutcome& out) {
+  if (roll_back) {
+    st.rolled_back.insert({f.name, f.rt.iteration()});
+    out.action = TryAction::rollback;
+    record(f, out);
+    escalate(f, fmt::format("TryBlock '{}' failed {} time(s): rolling back to the last checkpoint", f.name,
+                            out.attempts));
+  }
+  out.action = TryAction::abort;
+  record(f, out);
+  FX_THROW(TryBlockAborted, fmt::format("TryBlock '{}' aborted: {}", f.name, out.describe()));
+}
+
 }  // namespace
 
 TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, const TryBody& body,
@@ -540,58 +618,23 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
   TryState& st = try_state(ctx);
   if (!group.valid())
     FX_THROW(UsageError, fmt::format("TryBlock '{}': its communicator is not valid here", name));
-  const TryBlockConfig& cfg = ContextAccess::rt(ctx).config().tryblock;
-  const int retries = options.soft_retries.value_or(cfg.soft_retries);
-  const double timeout = options.timeout_s.value_or(cfg.timeout_s);
-  const bool rollback = options.rollback.value_or(cfg.rollback);
-  if (retries < 0 || !(timeout > 0))
-    FX_THROW(UsageError,
-             fmt::format("TryBlock '{}': soft_retries must be >= 0 and timeout_s > 0, got {} and {}", name,
-                         retries, timeout));
+  const Limits lim = limits_of(ctx, name, options);
   TryFrame* parent = st.top;
   const Saved saved(ctx.store(), options.save, name);
   TryOutcome out;
   std::vector<std::vector<TryRankError>> history;
   for (int attempt = 1;; ++attempt) {
-    TryFrame f(ctx, st, name, group, parent, attempt, timeout);
+    TryFrame f(ctx, st, name, group, parent, attempt, lim.timeout);
     admit(f, options.sync_admission);
     run_body(f, body);
-    Decision d;
-    try {
-      d = decide(f);
-    } catch (...) {
-      release(f);
-      throw;
-    }
-    release(f);
+    Decision d = decide_and_release(f);
     if (d.fatal) end_block_fatally(f);
-    for (std::size_t b = 1; b < d.errors.size(); ++b) {
-      TryOutcome in = outcome_of(f.deferred[b - 1]->name, d.errors[b]);
-      in.committed = d.committed;
-      in.attempts = 1;
-      in.action = d.committed ? TryAction::committed : TryAction::aborted;
-      in.inner = std::move(f.deferred[b - 1]->inner);
-      f.inner.push_back(std::move(in));
-      // Decided together: a deferred block's errors are the parent's too.
-      d.errors[0].insert(d.errors[0].end(), d.errors[b].begin(), d.errors[b].end());
-    }
+    settle_deferred(f, d);
     out = outcome_of(name, d.errors[0]);
     out.attempts = attempt;
     out.history = history;
     out.inner = std::move(f.inner);
-    if (d.mismatch) {
-      FX_THROW(UsageError,
-               fmt::format("TryBlock '{}': the ranks of its group did not all enter this block (block "
-                           "{} on this communicator here); every rank must enter the same blocks in "
-                           "the same order",
-                           name, f.seq));
-    }
-    if (d.failed) {
-      out.action = TryAction::recovery;
-      record(f, out);
-      escalate(f,
-               fmt::format("TryBlock '{}' aborted by a process failure: {}", name, list_errors(out.errors)));
-    }
+    escalate_failure(f, d, out);
     if (d.suspect) rebuild(f);
     if (d.committed) {
       out.committed = true;
@@ -600,7 +643,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
       if (parent != nullptr) parent->inner.push_back(out);
       return out;
     }
-    if (attempt <= retries) {
+    if (attempt <= lim.retries) {
       log::debug("TryBlock '{}' attempt {} aborted ({}); retrying", name, attempt, list_errors(out.errors));
       history.push_back(out.errors);
       saved.restore();
@@ -613,16 +656,7 @@ TryOutcome run_block(Context& ctx, const std::string& name, const Comm& group, c
       if (options.propagate) propagate(*parent, out, group.rank());
       return out;
     }
-    if (rollback && !d.rolled_back_before) {
-      st.rolled_back.insert({name, f.rt.iteration()});
-      out.action = TryAction::rollback;
-      record(f, out);
-      escalate(f, fmt::format("TryBlock '{}' failed {} time(s): rolling back to the last checkpoint", name,
-                              attempt));
-    }
-    out.action = TryAction::abort;
-    record(f, out);
-    FX_THROW(TryBlockAborted, fmt::format("TryBlock '{}' aborted: {}", name, out.describe()));
+    give_up(f, st, lim.rollback && !d.rolled_back_before, out);
   }
 }
 

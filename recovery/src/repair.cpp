@@ -152,6 +152,38 @@ void discard(MPI_Comm& comm) {
   MPI_Comm_free(&comm);
 }
 
+// Who is left, the plan and the new app communicator on `shrunk`; false
+// when a step failed or the survivors' order was not kept.
+bool rebuild(const RepairRequest& req, MPI_Comm shrunk, std::vector<Identity>& live, Plan& plan,
+             MPI_Comm* app) {
+  int me = 0;
+  MPI_Comm_rank(shrunk, &me);
+  if (live_members(req.world, shrunk, req.members, live) != MPI_SUCCESS) return false;
+  plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
+  if (!plan.exhausted && create_app(shrunk, plan, app) != MPI_SUCCESS) return false;
+  return live[static_cast<std::size_t>(me)].world_rank == my_world_rank();
+}
+
+// The agreed plan into `res`: who failed, who is who now.
+void settle(const RepairRequest& req, const std::vector<Identity>& live, const Plan& plan,
+            RepairResult& res) {
+  int me = 0;
+  MPI_Comm_rank(res.world, &me);
+  std::set<int> alive_world;
+  for (const auto& id : live) alive_world.insert(id.world_rank);
+  for (const auto& id : req.members) {
+    if (!alive_world.count(id.world_rank)) res.failed.push_back(id);
+  }
+  res.my_logical = plan.exhausted ? req.my_logical : plan.new_logical[static_cast<std::size_t>(me)];
+  res.active_size = plan.active_size;
+  res.exhausted = plan.exhausted;
+  res.shrunk = plan.shrunk;
+  res.members = live;
+  if (!plan.exhausted) {
+    for (std::size_t i = 0; i < live.size(); ++i) res.members[i].logical = plan.new_logical[i];
+  }
+}
+
 }  // namespace
 
 RepairResult repair(const RepairRequest& req) {
@@ -184,15 +216,8 @@ RepairResult repair(const RepairRequest& req) {
     t = now();
     std::vector<Identity> live;
     Plan plan;
-    int me = 0;
-    MPI_Comm_rank(shrunk, &me);
     MPI_Comm app = MPI_COMM_NULL;
-    int ok = live_members(req.world, shrunk, req.members, live) == MPI_SUCCESS ? 1 : 0;
-    if (ok) {
-      plan = plan_repair(live, req.active_size, req.shrink_when_exhausted);
-      if (!plan.exhausted) ok = create_app(shrunk, plan, &app) == MPI_SUCCESS ? 1 : 0;
-      if (live[static_cast<std::size_t>(me)].world_rank != my_world_rank()) ok = 0;  // order not kept
-    }
+    const bool ok = rebuild(req, shrunk, live, plan, &app);
     if (!ok) ulfm::revoke(shrunk);
     res.times.rebuild += now() - t;
 
@@ -214,23 +239,10 @@ RepairResult repair(const RepairRequest& req) {
       if (req.my_fatal) res.fatal_world_ranks.push_back(my_world_rank());
     }
     if (app != MPI_COMM_NULL) MPI_Comm_set_errhandler(app, MPI_ERRORS_RETURN);
-
-    std::set<int> alive_world;
-    for (const auto& id : live) alive_world.insert(id.world_rank);
-    for (const auto& id : req.members) {
-      if (!alive_world.count(id.world_rank)) res.failed.push_back(id);
-    }
     res.world = shrunk;
     res.app = app;
-    res.my_logical = plan.exhausted ? req.my_logical : plan.new_logical[static_cast<std::size_t>(me)];
-    res.active_size = plan.active_size;
-    res.exhausted = plan.exhausted;
-    res.shrunk = plan.shrunk;
-    res.members = live;
     res.carried = agreed.flag >> kCarriedShift & kCarriedMask;
-    if (!plan.exhausted) {
-      for (std::size_t i = 0; i < live.size(); ++i) res.members[i].logical = plan.new_logical[i];
-    }
+    settle(req, live, plan, res);
     return res;
   }
   discard(owned);

@@ -7,6 +7,9 @@ usage: node_damage.py SRC DST CASE
   both     the same in rank 1's image and in the partner copy of it
   every    'both', in every version
   file     the newest version's directory replaced by a regular file
+SRC holding node/ and hdf5/ (both storage levels), DST/hdf5 damaged:
+  hdf5_newest  rank 1's HDF5 file of the newest version zeroed (same size)
+  hdf5_every   the same in every HDF5 version
 """
 import re
 import shutil
@@ -39,10 +42,15 @@ def main():
     src, dst, case = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst)
-    vs = versions(dst)
+    hdf5 = case.startswith("hdf5_")
+    vs = versions(dst / "hdf5" if hdf5 else dst)
     if not vs:
         sys.exit(f"node_damage: no version under {dst}")
-    if case == "own":
+    if hdf5 and case in ("hdf5_newest", "hdf5_every"):
+        for v in vs if case == "hdf5_every" else vs[:1]:
+            f = v / "rank-000001.h5"
+            f.write_bytes(bytes(f.stat().st_size))
+    elif case == "own":
         flip(vs[0] / "rank-000001.img")
     elif case in ("both", "every"):
         for v in vs if case == "every" else vs[:1]:

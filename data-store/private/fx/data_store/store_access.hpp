@@ -11,6 +11,8 @@
 namespace fx::detail {
 
 struct StoreAccess {
+  // The store's internals (data-store/src/store_impl.hpp), for its parts.
+  using Impl = DataStore::Impl;
   // DataStore::set_comm / revoke / set_fault_hook: the runtime's (and the
   // in-tree tests' and benchmarks'), not an application's.
   static void set_comm(DataStore& store, Comm comm) { store.set_comm(std::move(comm)); }

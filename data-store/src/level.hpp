@@ -1,0 +1,118 @@
+#pragma once
+// A checkpoint level: where a version is kept (memory, node-local storage,
+// HDF5) and where restore() looks for one. Every level is one class behind
+// this interface, in a file of its own; levels.cpp lists them, fastest
+// first, and walks them. Adding a level: its file and one line there.
+#include <fx/data_store/level.hpp>
+#include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manifest.hpp"
+#include "node_files.hpp"
+#include "resize_plan.hpp"
+
+namespace fx::detail {
+
+struct Slot;
+struct RestorePlan;
+
+// A complete version written by another number of ranks, found in storage
+// by restore() at a cold start when none of this job's size was: what
+// restore_resized() then re-decomposes (the job was relaunched on fewer
+// ranks, e.g. by the supervisor after a host was lost).
+struct StoredPrior {
+  CheckpointLevel level = CheckpointLevel::none;  // node or hdf5
+  PriorPlan plan;                                 // node: which new rank reads each old rank's file
+  std::vector<NodeFile> files;                    // node: this rank's files of that version
+  Manifest manifest;                              // hdf5
+  int old_size() const { return level == CheckpointLevel::node ? plan.old_size : manifest.rank_count; }
+  std::int64_t iteration() const {
+    return level == CheckpointLevel::node ? plan.iteration : manifest.iteration;
+  }
+};
+
+// The store's internals, which every level works with.
+using StoreImpl = StoreAccess::Impl;
+
+// What a restore knows before it reads any level (the same on every rank).
+struct RestoreFacts {
+  const RestorePlan& plan;                // memory's plan; plan.history: not a cold start
+  double t0 = 0;                          // when restore() began
+  std::string below;                      // "trying HDF5": what memory's warnings name next
+  std::function<void(StorePoint)> fault;  // the store's fault point, at iteration -1
+};
+
+// A commit handing a committed version to the levels below memory.
+struct KeepContext {
+  CheckpointStats& stats;
+  std::function<void(StorePoint)> fault;  // the store's fault point, at this version's iteration
+};
+
+class Level {
+ public:
+  virtual ~Level() = default;
+  virtual CheckpointLevel id() const = 0;
+  // "node-local storage": how logs name it.
+  virtual const char* name() const = 0;
+  // Memory holds every committed version first, so the levels below are
+  // read only when it has nothing usable (restore()'s two tiers).
+  virtual bool storage() const { return true; }
+  // Configured at all (checkpoint.<level>.every > 0).
+  virtual bool on() const = 0;
+
+  // Commit: whether commit number `sequence` is kept here, and keeping it
+  // (collective; retention included). Memory keeps the redundancy before
+  // the agreement that commits a version; the levels below copy a committed
+  // one. False when some rank had no image to give (memory). Throws
+  // CheckpointError when a rank could not write, ProcessFailure on a failure.
+  virtual bool due(std::int64_t sequence) const = 0;
+  virtual bool keep(Slot& s, const KeepContext& c) = 0;
+
+  // Restore: whether this restore reads the level, and listing what it
+  // holds of the comm's size (collective; called once per restore).
+  virtual bool reads(const RestoreFacts& f) const = 0;
+  virtual void open(const RestoreFacts& f) = 0;
+  // The iteration of the newest version not tried yet (-1: none left).
+  virtual std::int64_t next() const = 0;
+  // Check and load next() into the members, adopting it as the store's
+  // only version (collective). False: it failed on some rank, and next()
+  // has moved on (to other copies of it, or an older version).
+  virtual bool load() = 0;
+  // The restore returned `iteration` (-1: a fresh start): versions above
+  // it are an abandoned future, or failed their checks. Set aside, never
+  // deleted; levels this restore did not read keep theirs where that is
+  // their rule.
+  virtual void set_aside_above(std::int64_t iteration) = 0;
+  // Nothing was restored: what the level lost (ranks it found nowhere),
+  // true when it held versions of this size but none was usable.
+  virtual bool lost(std::vector<int>& ranks) const {
+    (void)ranks;
+    return false;
+  }
+  // Nothing was restored and the level's versions all failed their checks:
+  // throws CheckpointLost when checkpoint.<level>.on_unusable is 'stop'.
+  virtual void give_up() const {}
+  // A cold start found nothing of this size: the newest complete version
+  // written by another number of ranks (collective). Memory's are
+  // restore_resized()'s own.
+  virtual std::optional<StoredPrior> prior() { return std::nullopt; }
+};
+
+using Levels = std::vector<std::unique_ptr<Level>>;
+
+// checkpoint.<level>.every: commit number `sequence` is due (0: never).
+inline bool every_nth(std::int64_t sequence, int every) { return every > 0 && sequence % every == 0; }
+
+// Each level's file makes it; levels.cpp lists them.
+std::unique_ptr<Level> memory_level(StoreImpl& store);
+std::unique_ptr<Level> node_level(StoreImpl& store);
+std::unique_ptr<Level> hdf5_level(StoreImpl& store);
+
+}  // namespace fx::detail

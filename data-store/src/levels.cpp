@@ -1,0 +1,143 @@
+// The checkpoint levels, listed once, and the walks over them: a commit
+// hands its version down to the levels due, a restore reads them newest
+// version first.
+#include <fx/clock.hpp>
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+
+#include "level.hpp"
+#include "store_impl.hpp"
+
+namespace fx {
+
+using detail::Level;
+
+// Fastest first: restore() reads them in this order, and on a tie (the same
+// iteration in two levels) the earlier one wins.
+detail::Levels DataStore::Impl::make_levels() {
+  detail::Levels l;
+  l.push_back(detail::memory_level(*this));
+  l.push_back(detail::node_level(*this));
+  l.push_back(detail::hdf5_level(*this));
+  return l;
+}
+
+Level& DataStore::Impl::memory() { return *levels.front(); }
+
+bool DataStore::Impl::storage_due(std::int64_t seq) const {
+  for (const auto& l : levels)
+    if (l->storage() && l->due(seq)) return true;
+  return false;
+}
+
+void DataStore::Impl::keep_below(detail::Slot& s, const detail::KeepContext& c) {
+  for (const auto& l : levels) {
+    if (!l->storage() || !l->due(s.sequence)) continue;
+    const double t = now();
+    l->keep(s, c);
+    c.stats.level = l->id();
+    detail::level_seconds(c.stats, l->id()) = now() - t;
+  }
+}
+
+std::string DataStore::Impl::below_memory() const {
+  std::vector<std::string> on;
+  for (const auto& l : levels)
+    if (l->storage() && l->on()) on.emplace_back(l->name());
+  if (on.empty()) return "no level below memory is on";
+  return fmt::format("trying {}", fmt::join(on, " and "));
+}
+
+// Memory alone first: it holds every committed version before any level
+// below copies it, so storage is read only when memory has nothing usable.
+// Then the storage levels this restore reads, together, newest version
+// first. Each level's time goes to its part of `st`.
+std::optional<std::pair<CheckpointLevel, std::int64_t>> DataStore::Impl::walk(const detail::RestoreFacts& f,
+                                                                              CheckpointStats& st) {
+  for (const bool storage : {false, true}) {
+    std::vector<Level*> tier;
+    for (const auto& l : levels)
+      if (l->storage() == storage && l->reads(f)) tier.push_back(l.get());
+    if (tier.empty()) continue;
+    if (storage) settle_background();  // a failed memory restore may have left copies running
+    auto timed = [&](Level* l, const auto& body) {
+      const double t = now();
+      body();
+      detail::level_seconds(st, l->id()) += now() - t;
+    };
+    for (Level* l : tier) timed(l, [&] { l->open(f); });
+    for (;;) {
+      Level* best = nullptr;
+      for (Level* l : tier)
+        if (l->next() >= 0 && (best == nullptr || l->next() > best->next())) best = l;
+      if (best == nullptr) break;
+      const std::int64_t it = best->next();
+      bool ok = false;
+      timed(best, [&] { ok = best->load(); });
+      if (ok) return std::make_pair(best->id(), it);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> DataStore::Impl::restore_from_levels(const detail::RestoreFacts& f,
+                                                                 CheckpointStats& st) {
+  auto conclude = [&] {
+    st.seconds = now() - f.t0;
+    st.device_seconds = staging.take_waited_seconds();
+    restore_stats = st;
+    restored_before = true;  // only a restore that returned has read storage (plan_without_exchange)
+  };
+  if (const auto got = walk(f, st)) {
+    for (const auto& l : levels) l->set_aside_above(got->second);
+    st.level = got->first;
+    st.iteration = got->second;
+    st.static_bytes_received = restore_statics(st.static_lost);
+    conclude();
+    return got->second;
+  }
+  for (const auto& l : levels)
+    if (l->reads(f)) l->give_up();
+  // A cold start that found nothing of this size: a version written by
+  // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
+  if (!f.plan.history && (stored_prior = find_stored_prior(f))) {
+    resize_from_storage = true;
+    st.other_size = stored_prior->old_size();
+    conclude();
+    return std::nullopt;
+  }
+  // Lost: in-memory versions during a run, or node-local ones after a
+  // relaunch (files left, but no version complete on the live hosts, or
+  // none passing its checks). The first level that lost some names them.
+  bool named = false;
+  for (const auto& l : levels) {
+    std::vector<int> ranks;
+    if (!l->reads(f) || !l->lost(ranks)) continue;
+    st.lost = true;
+    if (!named) st.lost_ranks = ranks;
+    named = true;
+  }
+  start_over();
+  conclude();
+  return std::nullopt;
+}
+
+// The newest complete version of another size among the levels `f` reads;
+// the earlier level on a tie (a node-local copy needs no shared filesystem).
+std::optional<detail::StoredPrior> DataStore::Impl::find_stored_prior(const detail::RestoreFacts& f) {
+  std::optional<detail::StoredPrior> found;
+  for (const auto& l : levels) {
+    if (!l->storage() || !l->reads(f)) continue;
+    auto p = l->prior();
+    if (p && (!found || p->iteration() > found->iteration())) found = std::move(p);
+  }
+  if (found && rank() == 0) {
+    log::info(
+        "cold restart on {} ranks: the newest complete version is iteration {} ({}), written by {} ranks",
+        size(), found->iteration(), to_string(found->level), found->old_size());
+  }
+  return found;
+}
+
+}  // namespace fx

@@ -1,0 +1,75 @@
+// The memory level: every rank's own image and the redundancy it keeps for
+// others (a buddy's copy or a parity block; redundancy.cpp). A restore
+// reads the one version restore()'s plan chose from the inventories.
+#include <fx/clock.hpp>
+#include <fx/log.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "level.hpp"
+#include "store_impl.hpp"
+
+namespace fx::detail {
+namespace {
+
+class MemoryLevel final : public Level {
+ public:
+  explicit MemoryLevel(StoreImpl& store) : im_(store) {}
+  CheckpointLevel id() const override { return CheckpointLevel::memory; }
+  const char* name() const override { return "memory"; }
+  bool storage() const override { return false; }
+  bool on() const override { return true; }
+
+  bool due(std::int64_t) const override { return true; }
+  bool keep(Slot& s, const KeepContext&) override { return im_.protect(s, s.own_ok); }
+
+  bool reads(const RestoreFacts& f) const override { return !f.plan.fresh; }
+  void open(const RestoreFacts& f) override {
+    f_ = &f;
+    tried_ = false;
+    if (f.plan.iteration < 0 && f.plan.history && im_.rank() == 0) {
+      log::warn(
+          "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together "
+          "with the rank(s) holding its redundancy); {}",
+          f.plan.unrecoverable, f.below);
+    }
+  }
+  std::int64_t next() const override { return tried_ || f_ == nullptr ? -1 : f_->plan.iteration; }
+  bool load() override;
+  void set_aside_above(std::int64_t iteration) override { im_.drop_above(iteration); }
+  bool lost(std::vector<int>& ranks) const override {
+    if (f_ == nullptr || !f_->plan.history) return false;
+    ranks = f_->plan.unrecoverable;
+    return true;
+  }
+
+ private:
+  StoreImpl& im_;
+  const RestoreFacts* f_ = nullptr;  // the restore under way
+  bool tried_ = false;
+};
+
+bool MemoryLevel::load() {
+  tried_ = true;
+  const RestorePlan& plan = f_->plan;
+  f_->fault(StorePoint::restore_load);
+  if (!im_.restore_memory(plan)) {
+    if (im_.rank() == 0)
+      log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration, f_->below);
+    return false;
+  }
+  im_.committed = plan.iteration;
+  im_.sequence = plan.sequence;
+  int pulled = 0;
+  for (const auto& rp : plan.ranks) pulled += rp.source != Source::own;
+  log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration, pulled,
+            im_.size(), im_.parity() ? "parity" : "buddies", (now() - f_->t0) * 1e3);
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Level> memory_level(StoreImpl& store) { return std::make_unique<MemoryLevel>(store); }
+
+}  // namespace fx::detail
