@@ -381,10 +381,10 @@ class Supervisor:
             self.attempts[-1].code = 124
             return False
         att = self.launch()
-        if not att.reason and att.code != 4:
+        if not policy.needs_probe(att.reason, att.code):
             return False
         lost = self.probe(att)
-        if not lost and not att.reason:
+        if policy.is_verdict(att.reason, att.code, lost):
             return False  # a verdict 4 of the application's own
         relaunches = len(self.attempts) - 1 - self.start_retries
         hosts_left = self.replan(lost)

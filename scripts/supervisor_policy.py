@@ -227,13 +227,25 @@ def attempt_number(launches, start_retries):
     return launches + 1 - start_retries
 
 
+def needs_probe(reason, code):
+    """Whether an attempt's hosts are probed: it ended without a verdict
+    (`reason`), or with verdict 4, which a lost host may have caused."""
+    return bool(reason) or code == 4
+
+
+def is_verdict(reason, code, lost):
+    """The attempt's verdict is the job's: it had one, and it was not a 4
+    on hosts of which some were lost (`lost`: those the probe found gone)."""
+    return not reason and (code != 4 or not lost)
+
+
 def after_attempt(reason, code, lost, first_step, start_retries, relaunches, max_relaunches, hosts_left):
     """What follows an attempt whose hosts were probed (`lost`: those that
     did not answer): "verdict" (it is the job's), "start retry" (it never
     made a step on hosts that all answer: launched again, not counted),
     "relaunch", "budget" (--max-relaunches spent) or "no host" (none left).
     `relaunches`: the relaunches made so far, this attempt's not counted."""
-    if not reason and (code != 4 or not lost):
+    if is_verdict(reason, code, lost):
         return "verdict"
     if not lost and first_step is None and start_retries < START_RETRIES:
         return "start retry" if hosts_left else "no host"

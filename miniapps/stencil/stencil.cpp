@@ -51,8 +51,8 @@ class StencilApp : public fx::ResilientApp {
     solver_->on_halo([&ctx] { ctx.fault_point(fx::Phase::halo); });
     auto& store = ctx.store();
     store.add("u", fx::follow(*solver_->current()));  // the solver swaps buffers each sweep
-    // The next sweep reads u and writes only its ghost layers, which every
-    // sweep refreshes before reading: an asynchronous commit copies u beside it.
+    // The next sweep only reads u (it writes the other field and that
+    // field's ghost faces): an asynchronous commit copies u beside it.
     store.set_snapshot("u", fx::Snapshot::during_next_step);
     store.add_scalar("iteration", solver_->iteration());
     store.add_scalar("residual", solver_->residual());
@@ -98,6 +98,7 @@ class StencilApp : public fx::ResilientApp {
     }
     Kokkos::deep_copy(u, host);
     miniapps::stencil::apply_walls(u, b);
+    solver_->ghosts_stale();  // the first step fills them from the new neighbours
     return version->iteration;
   }
 

@@ -294,7 +294,8 @@ class Solver {
     apply_walls(v_, b_);
   }
 
-  // A fresh start: u = 0 inside, walls on the boundary, iteration 0.
+  // A fresh start: u = 0 inside, walls on the boundary, iteration 0. Its
+  // ghost faces toward neighbours are 0 too, as their interiors.
   void initialize() {
     Kokkos::deep_copy(u_, 0.0);
     apply_walls(u_, b_);
@@ -303,19 +304,31 @@ class Solver {
     start_time_ = wtime();
   }
 
+  // u's ghost faces toward neighbours do not hold their interiors (a new
+  // decomposition filled u): the next step exchanges them first.
+  void ghosts_stale() { ghosts_stale_ = true; }
+
   // Called before each halo exchange (fx: a fault-injection point).
   void on_halo(std::function<void()> hook) { on_halo_ = std::move(hook); }
 
-  // One Jacobi iteration (collective). True when the run is done.
+  // One Jacobi iteration (collective). True when the run is done. The halo
+  // exchange fills the ghost faces of the field the sweep wrote, before the
+  // swap: u enters every step complete and is only read during it, so a
+  // checkpoint's copy of u can run beside the next step
+  // (Snapshot::during_next_step) without a write to race with.
   bool step(const Comm& comm) {
     timer_.tick();
     const double t = wtime();
-    if (on_halo_) on_halo_();
-    halo_.exchange(comm, u_);
+    if (ghosts_stale_) {
+      halo_.exchange(comm, u_);
+      ghosts_stale_ = false;
+    }
     const std::int64_t it = iteration_ + 1;
     const bool measure = it % p_.residual_every == 0 || it == p_.iterations;
     jacobi_sweep(u_, v_, b_, measure ? &line_sq_ : nullptr);
     fence_own();
+    if (on_halo_) on_halo_();
+    halo_.exchange(comm, v_);
     if (measure) {
       const double local = sum_in_order(flat(line_sq_));
       residual_ = std::sqrt(ordered_allreduce_sum(comm, local));
@@ -382,6 +395,9 @@ class Solver {
   Log log_;
   std::function<void()> on_halo_;
   Field u_, v_;
+  // Set on every rank alike (the exchange pairs ranks): by resize() only. A
+  // checkpoint's u holds its ghost faces as they were, complete.
+  bool ghosts_stale_ = false;
   Kokkos::View<double**, Kokkos::LayoutRight> line_sq_;
   std::int64_t iteration_ = 0;
   double residual_ = -1.0;

@@ -187,3 +187,10 @@ class TestAttempts:
     ])
     def test_after_attempt(self, reason, code, lost, first, retries, relaunches, budget, left, what):
         assert p.after_attempt(reason, code, lost, first, retries, relaunches, budget, left) == what
+        # The supervisor probes every attempt whose outcome needs it, and stops at a verdict.
+        assert p.needs_probe(reason, code) or what == "verdict"
+        assert p.is_verdict(reason, code, lost) == (what == "verdict")
+
+    def test_probe_only_without_a_verdict_or_on_4(self):
+        assert not p.needs_probe("", 0) and not p.needs_probe("", 3) and not p.needs_probe("", 124)
+        assert p.needs_probe("", 4) and p.needs_probe("lost daemon", 1) and p.needs_probe("no verdict", 0)

@@ -23,11 +23,13 @@ namespace fx {
 /// When a commit takes its snapshot of a member (DataStore::set_snapshot).
 /// at_commit: commit() copies the member before it returns. during_next_step:
 /// until its next step has ended the application writes none of the
-/// member's memory but parts it always rewrites before reading them (the
-/// usual double buffer: the next step reads it and refreshes its ghost
-/// layers), so an asynchronous commit copies it beside that step and the
-/// step-end hook waits for the copy. Members without host memory are
-/// always copied at the commit.
+/// member's memory (the usual double buffer whose next step only reads it:
+/// a halo exchange fills the ghost faces of the field a step wrote, before
+/// the swap, as the stencil mini-app does), so an asynchronous commit
+/// copies it beside that step and the step-end hook waits for the copy. A
+/// write to it meanwhile, even of bytes rewritten before they are read, is
+/// a data race with that copy. Members without host memory are always
+/// copied at the commit.
 enum class Snapshot { at_commit, during_next_step };
 
 /// The execution space the data store copies device members on: an
