@@ -42,7 +42,7 @@ done
 
 mkdir -p "$(dirname "$out")"
 # The summary goes through PyYAML (bench/common/bench_results.py).
-PYTHONPATH=$root/bench/common /usr/bin/python3 - "$work/samples" "$out" "$np" "$reps" "${args[*]}" <<'PY'
+PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$work/samples" "$out" "$np" "$reps" "${args[*]}" <<'PY'
 import statistics, sys
 import bench_results
 samples, out, np, reps, args = sys.argv[1:]

@@ -7,23 +7,27 @@
 # plain while loop) and the time in each kernel (matvec with its halo
 # exchange as miniFE counts it, halo alone, dot with its reduction, waxpby).
 #
-#   bench/miniapps/minife_overhead.sh [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [SHAPE...]
+#   bench/miniapps/minife_overhead.sh [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [SHAPE...]
 #
 # SHAPE: `default:P` (the app's default problem on P ranks) or `N:P`
 # (problem minife, N^3 elements, P ranks). Default: default:4 32:1 32:4
 # 64:1 64:4, 5 pairs each. -c: exit 1 when a shape's overhead, taken on
 # each run's fastest tenth of steps (the least disturbed by other jobs),
-# exceeds PERCENT (a check, for ctest). FX_BUILD_DIR picks the build.
+# exceeds PERCENT (a check, for ctest). -t: a pair's two runs at the same
+# time, on disjoint cores (a machine with 2 P free cores or more): both then
+# see the same machine state, which moved single runs by 30 % on a lent
+# 16-core VM. FX_BUILD_DIR picks the build.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/scripts/env.sh"
-pairs=5 out=$root/bench/results/minife_overhead.yaml check=""
-while getopts "r:o:c:" opt; do
+pairs=5 out=$root/bench/results/minife_overhead.yaml check="" together=0
+while getopts "r:o:c:t" opt; do
   case $opt in
     r) pairs=$OPTARG ;;
     o) out=$OPTARG ;;
     c) check=$OPTARG ;;
-    *) echo "usage: $0 [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [default:P|N:P ...]" >&2; exit 2 ;;
+    t) together=1 ;;
+    *) echo "usage: $0 [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [default:P|N:P ...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -42,22 +46,30 @@ for shape in $shapes; do
   args=(--progress-every 0)
   [ "$n" = default ] || args+=(--problem minife --nx "$n" --ny "$n" --nz "$n" --verify-solution false)
   for ((k = 1; k <= pairs; ++k)); do
+    declare -A pid=() rc=()
     for variant in fx baseline; do
       exe=$bin/minife
       [ "$variant" = fx ] || exe=$bin/minife_baseline
-      FX_INJECT='' "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" >"$work/out" 2>"$work/err" ||
-        { tail -5 "$work/err" >&2; echo "bench: $variant $shape exited non-zero" >&2; exit 1; }
-      awk -v s="$shape" -v v="$variant" -v k="$k" '/^(timing|result): /{print s, v, k, $2, $4}' "$work/out" >>"$samples"
+      FX_INJECT='' "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" \
+        >"$work/out.$variant" 2>"$work/err.$variant" &
+      pid[$variant]=$!
+      [ "$together" = 1 ] || { wait "${pid[$variant]}"; rc[$variant]=$?; }
+    done
+    for variant in fx baseline; do
+      [ "$together" = 0 ] || { wait "${pid[$variant]}"; rc[$variant]=$?; }
+      [ "${rc[$variant]}" = 0 ] ||
+        { tail -5 "$work/err.$variant" >&2; echo "bench: $variant $shape exited ${rc[$variant]}" >&2; exit 1; }
+      awk -v s="$shape" -v v="$variant" -v k="$k" '/^(timing|result): /{print s, v, k, $2, $4}' "$work/out.$variant" >>"$samples"
     done
     echo "$shape pair $k: $(awk -v s="$shape" -v k="$k" '$1 == s && $3 == k && $4 == "iteration_median_s" {printf "%s %s s  ", $2, $5}' "$samples")" >&2
   done
 done
 
 # The summary goes through PyYAML (bench/common/bench_results.py).
-PYTHONPATH=$root/bench/common /usr/bin/python3 - "$samples" "$out" "$pairs" "$load_before" "$check" <<'PY'
+PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$samples" "$out" "$pairs" "$load_before" "$check" "$together" <<'PY'
 import sys, statistics, datetime, platform
 import bench_results
-samples, out, pairs, load_before, check = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+samples, out, pairs, load_before, check, together = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 data = {}
 for line in open(samples):
     shape, variant, _, key, value = line.split()
@@ -67,7 +79,7 @@ for line in open(samples):
         pass
 med = statistics.median
 rep = {"benchmark": "minife_overhead", "date": f"{datetime.datetime.utcnow():%Y-%m-%dT%H:%M:%SZ}",
-       "host": platform.node(), "pairs": pairs, "order": "fx, baseline, fx, baseline, ...",
+       "host": platform.node(), "pairs": pairs, "order": "fx and baseline at the same time" if together == "1" else "fx, baseline, fx, baseline, ...",
        "spares": 0, "checkpoints": "off", "load_average_before": load_before}
 rows = {}
 for shape, d in data.items():

@@ -48,7 +48,7 @@ for ((k = 1; k <= reps; ++k)); do
 done
 
 # The summary goes through PyYAML (bench/common/bench_results.py).
-PYTHONPATH=$root/bench/common /usr/bin/python3 - "$work/samples" "$out" "$n" "$reps" <<'PY'
+PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$work/samples" "$out" "$n" "$reps" <<'PY'
 import sys, statistics, datetime
 import bench_results
 samples, out, n, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])

@@ -152,7 +152,7 @@ if [[ " $parts " == *" async "* ]]; then
 fi
 
 # The summary goes through PyYAML (bench/common/bench_results.py).
-PYTHONPATH=$root/bench/common /usr/bin/python3 - "$samples" "$out" "$reps" <<'PY'
+PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$samples" "$out" "$reps" <<'PY'
 import sys, statistics, datetime, platform
 import bench_results
 samples, out, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
