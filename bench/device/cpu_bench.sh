@@ -7,11 +7,12 @@
 #       the shared libraries they need that are not the C/C++ runtime, Open
 #       MPI's wheel and PyYAML's pure-Python package, into DIR (default
 #       .gpu-bin, ignored by git; about 20 MiB)
-#   bench/device/cpu_bench.sh run [DIR] [-r PAIRS] [--together] [--deadline S] [STEP...]
+#   bench/device/cpu_bench.sh run [DIR] [-r PAIRS] [--together] [--shapes LIST] [--deadline S] [STEP...]
 #       there: unpack, then each STEP in order, each skipped once the
 #       deadline (default 420 s) has passed. Steps: overhead (minife per
 #       shape, bench/miniapps/minife_overhead.sh; --together: a pair's fx
-#       and baseline runs at the same time, its -t), static (minife's
+#       and baseline runs at the same time, its -t; --shapes "default:4
+#       32:4": its shapes), static (minife's
 #       recovery, minife_static.sh), recovery (both mini-apps' recovery,
 #       bench/miniapps/run.sh recovery); default all three. The YAML files
 #       go to $OUT (or DIR/results).
@@ -53,12 +54,13 @@ prepare() {
 }
 
 run() {
-  local pairs=11 deadline=420 steps=() together=()
+  local pairs=11 deadline=420 steps=() together=() shapes=()
   while [ $# -gt 0 ]; do
     case "$1" in
       -r) pairs=${2:?}; shift 2 ;;
       --deadline) deadline=${2:?}; shift 2 ;;
       --together) together=(-t); shift ;;
+      --shapes) read -r -a shapes <<<"${2:?}"; shift 2 ;;
       overhead|static|recovery) steps+=("$1"); shift ;;
       *) echo "cpu_bench: unknown argument '$1'" >&2; return 2 ;;
     esac
@@ -80,7 +82,7 @@ run() {
     fi
     local s=$SECONDS
     case "$step" in
-      overhead) bash "$root/bench/miniapps/minife_overhead.sh" "${together[@]}" -r "$pairs" -o "$out/minife_overhead.yaml" ;;
+      overhead) bash "$root/bench/miniapps/minife_overhead.sh" "${together[@]}" -r "$pairs" -o "$out/minife_overhead.yaml" "${shapes[@]}" ;;
       static) bash "$root/bench/miniapps/minife_static.sh" -r 5 -o "$out/minife_static.yaml" ;;
       recovery) bash "$root/bench/miniapps/run.sh" -r 5 -o "$out/miniapps_recovery.yaml" recovery ;;
     esac || rc=1
@@ -92,5 +94,5 @@ run() {
 case "$mode" in
   prepare) prepare ;;
   run) run "$@" ;;
-  *) echo "usage: bench/device/cpu_bench.sh prepare [DIR] | run [DIR] [-r PAIRS] [--together] [--deadline S] [overhead|static|recovery ...]" >&2; exit 2 ;;
+  *) echo "usage: bench/device/cpu_bench.sh prepare [DIR] | run [DIR] [-r PAIRS] [--together] [--shapes LIST] [--deadline S] [overhead|static|recovery ...]" >&2; exit 2 ;;
 esac

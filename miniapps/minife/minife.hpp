@@ -108,6 +108,34 @@ struct Params {
 
 using Vector = Kokkos::View<double*>;
 
+// Vectors of the given lengths carved from one allocation: the k-th starts
+// on a 4 KiB boundary plus k KiB, so any two differ by at least 1 KiB
+// modulo 4 KiB, whatever the heap held before. Allocated one by one, CG's
+// vectors landed wherever the heap had room, which differed between the
+// fx app and its baseline: at 4 ranks (vectors under glibc's 128 KiB mmap
+// threshold) every kernel, waxpby too, ran 13 % slower in one of them on a
+// 16-core machine, and not at 1 rank, where both got fresh pages. A load
+// whose address equals a recent store's modulo 4 KiB waits for it (4K
+// aliasing); at 1 KiB apart the store is 128 elements old.
+inline std::vector<Vector> staggered_vectors(const std::string& label,
+                                             const std::vector<std::size_t>& lengths) {
+  constexpr std::size_t page = 4096 / sizeof(double), kib = 1024 / sizeof(double);
+  std::vector<std::size_t> start;
+  std::size_t end = 0;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const std::size_t at = (end + page - 1) / page * page + (k % 4) * kib;
+    start.push_back(at);
+    end = at + lengths[k];
+  }
+  const Vector block(label, end + page);
+  const auto address = reinterpret_cast<std::uintptr_t>(block.data()) / sizeof(double);
+  const std::size_t shift = (page - address % page) % page;  // to the block's first 4 KiB boundary
+  std::vector<Vector> out;
+  for (std::size_t k = 0; k < lengths.size(); ++k)
+    out.push_back(Kokkos::subview(block, std::make_pair(shift + start[k], shift + start[k] + lengths[k])));
+  return out;
+}
+
 // The 2-point Gauss abscissa on [-1, 1] as miniFE has it (fem/gauss_pts.hpp:
 // 0.577350269 for 1/sqrt(3)). Its element matrices are therefore ~3e-10
 // off the exact ones (entries that are 0 on a cube come out near 2.7e-11
@@ -549,10 +577,11 @@ class Cg {
   Cg(const Params& p, int rank, int nranks, Log log = {}) : p_(p), log_(std::move(log)) {
     a_ = Problem(p, rank, nranks);
     const auto n = static_cast<std::size_t>(a_.n_own);
-    x_ = Vector("minife_x", n);
-    r_ = Vector("minife_r", n);
-    p_vec_ = Vector("minife_p", n + static_cast<std::size_t>(a_.n_ghost));
-    ap_ = Vector("minife_Ap", n);
+    const auto v = staggered_vectors("minife_vectors", {n, n, n + static_cast<std::size_t>(a_.n_ghost), n});
+    x_ = v[0];
+    r_ = v[1];
+    p_vec_ = v[2];
+    ap_ = v[3];
   }
 
   // The matrix, unless it is there already (a restore brought it), and the

@@ -7,9 +7,12 @@
 #include "minife.hpp"
 #include "packed_rows.hpp"
 
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -170,3 +173,21 @@ TEST(MinifeProblem, PackedRowsUnpackBitwiseAndSmall) {
 }
 
 }  // namespace
+
+// CG's vectors have the same addresses modulo 4 KiB in every build (the fx
+// app and its baseline), at least 1 KiB apart there, whatever the heap held.
+TEST(MinifeProblem, VectorsStaggeredWithinAPage) {
+  std::vector<void*> clutter;  // a heap in another state than a fresh one
+  for (std::size_t n : {24u, 1000u, 5000u, 40000u}) clutter.push_back(std::malloc(n));
+  for (std::size_t len : {37u, 2600u, 9800u, 72000u}) {
+    const auto v = miniapps::minife::staggered_vectors("test", {len, len, len + 50, len});
+    ASSERT_EQ(v.size(), 4u);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      EXPECT_EQ(v[k].extent(0), k == 2 ? len + 50 : len);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v[k].data()) % 4096, k * 1024)
+          << "vector " << k << ", length " << len;
+      if (k > 0) EXPECT_GE(v[k].data(), v[k - 1].data() + v[k - 1].extent(0)) << "vectors overlap";
+    }
+  }
+  for (void* p : clutter) std::free(p);
+}
