@@ -45,7 +45,6 @@ using StoreImpl = StoreAccess::Impl;
 struct RestoreFacts {
   const RestorePlan& plan;                // memory's plan; plan.history: not a cold start
   double t0 = 0;                          // when restore() began
-  std::string below;                      // "trying HDF5": what memory's warnings name next
   std::function<void(StorePoint)> fault;  // the store's fault point, at iteration -1
 };
 

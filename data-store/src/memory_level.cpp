@@ -32,7 +32,7 @@ class MemoryLevel final : public Level {
       log::warn(
           "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together "
           "with the rank(s) holding its redundancy); {}",
-          f.plan.unrecoverable, f.below);
+          f.plan.unrecoverable, im_.below_memory());
     }
   }
   std::int64_t next() const override { return tried_ || f_ == nullptr ? -1 : f_->plan.iteration; }
@@ -56,7 +56,8 @@ bool MemoryLevel::load() {
   f_->fault(StorePoint::restore_load);
   if (!im_.restore_memory(plan)) {
     if (im_.rank() == 0)
-      log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration, f_->below);
+      log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration,
+                im_.below_memory());
     return false;
   }
   im_.committed = plan.iteration;

@@ -500,7 +500,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   if (own_.allreduce(im.resize_from_storage ? 1 : 0, MPI_MAX) == 1 && !stored) {
     // Found before a repair changed the ranks: planned again for these.
     const detail::RestorePlan cold;  // a cold start's: neither fresh nor a history
-    stored = im.find_stored_prior({cold, now(), {}, {}});
+    stored = im.find_stored_prior({cold, now(), {}});
     if (!stored)
       FX_THROW(CheckpointLost,
                "restore after the relaunch: the version of another job size found at the "

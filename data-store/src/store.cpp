@@ -664,7 +664,7 @@ std::optional<std::int64_t> DataStore::restore() {
 
   CheckpointStats st;
   st.bytes = bytes();
-  const detail::RestoreFacts facts{plan, t0, im.below_memory(), [this](StorePoint p) { fault_point(p, -1); }};
+  const detail::RestoreFacts facts{plan, t0, [this](StorePoint p) { fault_point(p, -1); }};
   return im.restore_from_levels(facts, st);
 }
 
