@@ -206,16 +206,37 @@ down() {
 
 # etc_hosts add LINES | remove: this set's lines in /etc/hosts, which every
 # set shares: edits take a lock (sets are made and removed side by side).
+# Readers take none, so the file is never truncated: a rewrite in place let
+# another set's supervisor find its own host unknown for a moment, and it
+# counted a live host lost (CI, multihost_host_kill_shrink_hdf5). The new
+# file is renamed over it; where /etc/hosts is a mount point (containers),
+# this set's lines are blanked in place instead, at the same length.
 etc_hosts() {
   (
     flock 9
     if [ "$1" = add ]; then
       printf '%s' "$2" >>/etc/hosts
     elif grep -q "$hosts_tag\$" /etc/hosts 2>/dev/null; then
-      grep -vx ".* $hosts_tag" /etc/hosts >"/etc/hosts.fx-$prefix" && cat "/etc/hosts.fx-$prefix" >/etc/hosts
-      rm -f "/etc/hosts.fx-$prefix"
+      local tmp=/etc/.hosts.fx-$prefix
+      grep -vx ".* $hosts_tag" /etc/hosts >"$tmp" || true
+      if ! { chmod 644 "$tmp" && mv -f "$tmp" /etc/hosts; } 2>/dev/null; then
+        rm -f "$tmp"
+        blank_lines /etc/hosts " $hosts_tag"
+      fi
     fi
   ) 9>/run/fx-testhosts.lock
+}
+# blank_lines FILE SUFFIX: each line ending in SUFFIX becomes '#' and
+# spaces of its length, in one write of the same size.
+blank_lines() {
+  python3 - "$1" "$2" <<'PY'
+import sys
+path, suffix = sys.argv[1], sys.argv[2].encode()
+with open(path, "r+b") as f:
+    lines = f.read().split(b"\n")
+    f.seek(0)
+    f.write(b"\n".join(b"#" + b" " * (len(l) - 1) if l.endswith(suffix) else l for l in lines))
+PY
 }
 
 write_ssh_files() {
