@@ -24,7 +24,7 @@ trap cleanup EXIT
 "${a[@]}" "$th" up 1 >/dev/null || { echo "etc_hosts_shared: set A did not come up" >&2; exit 1; }
 out=$(mktemp)
 python3 - "$out" <<'PY' &
-import socket, sys, time
+import os, socket, sys, time
 ok = bad = 0
 end = time.monotonic() + 600
 while time.monotonic() < end:
@@ -33,8 +33,10 @@ while time.monotonic() < end:
         ok += 1
     except OSError:
         bad += 1
-    if ok % 2000 == 0:
-        open(sys.argv[1], "w").write(f"{ok} {bad}\n")
+    if ok % 2000 == 0:  # whole, by a rename: the shell may read it any time
+        with open(sys.argv[1] + ".tmp", "w") as f:
+            f.write(f"{ok} {bad}\n")
+        os.replace(sys.argv[1] + ".tmp", sys.argv[1])
 PY
 resolver=$!
 for i in $(seq "$rounds"); do
@@ -43,6 +45,6 @@ for i in $(seq "$rounds"); do
 done
 sleep 0.5
 read -r ok bad <"$out"
-rm -f "$out"
+rm -f "$out" "$out.tmp"
 echo "etc_hosts_shared: $rounds rounds of set B up and down; fxsa1 resolved $ok times, failed $bad times"
 [ "${ok:-0}" -gt 0 ] && [ "${bad:-1}" -eq 0 ]
