@@ -186,7 +186,9 @@ TEST(MinifeProblem, VectorsStaggeredWithinAPage) {
       EXPECT_EQ(v[k].extent(0), k == 2 ? len + 50 : len);
       EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v[k].data()) % 4096, k * 1024)
           << "vector " << k << ", length " << len;
-      if (k > 0) EXPECT_GE(v[k].data(), v[k - 1].data() + v[k - 1].extent(0)) << "vectors overlap";
+      if (k > 0) {
+        EXPECT_GE(v[k].data(), v[k - 1].data() + v[k - 1].extent(0)) << "vectors overlap";
+      }
     }
   }
   for (void* p : clutter) std::free(p);
