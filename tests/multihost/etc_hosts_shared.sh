@@ -14,37 +14,38 @@ a=(env FX_TESTHOSTS_PREFIX=fxsa FX_TESTHOSTS_NET=10.233.1)
 b=(env FX_TESTHOSTS_PREFIX=fxsb FX_TESTHOSTS_NET=10.233.2)
 "${a[@]}" "$th" status >/dev/null 2>&1
 [ $? -eq 77 ] && { echo "etc_hosts_shared: test hosts unavailable here; skipped"; exit 77; }
-resolver=""
+resolver="" out=""
 cleanup() {
   [ -n "$resolver" ] && kill "$resolver" 2>/dev/null
+  [ -n "$out" ] && rm -f "$out" "$out.stop"
   "${b[@]}" "$th" down >/dev/null 2>&1
   "${a[@]}" "$th" down >/dev/null 2>&1
 }
 trap cleanup EXIT
 "${a[@]}" "$th" up 1 >/dev/null || { echo "etc_hosts_shared: set A did not come up" >&2; exit 1; }
 out=$(mktemp)
+# Resolves until the stop file appears, then writes its counts once.
 python3 - "$out" <<'PY' &
 import os, socket, sys, time
 ok = bad = 0
 end = time.monotonic() + 600
-while time.monotonic() < end:
+while time.monotonic() < end and not os.path.exists(sys.argv[1] + ".stop"):
     try:
         socket.gethostbyname("fxsa1")
         ok += 1
     except OSError:
         bad += 1
-    if ok % 2000 == 0:  # whole, by a rename: the shell may read it any time
-        with open(sys.argv[1] + ".tmp", "w") as f:
-            f.write(f"{ok} {bad}\n")
-        os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+with open(sys.argv[1], "w") as f:
+    f.write(f"{ok} {bad}\n")
 PY
 resolver=$!
 for i in $(seq "$rounds"); do
   "${b[@]}" "$th" up 1 >/dev/null && "${b[@]}" "$th" down >/dev/null ||
     { echo "etc_hosts_shared: set B round $i failed" >&2; exit 1; }
 done
-sleep 0.5
+touch "$out.stop"
+wait "$resolver"
+resolver=""
 read -r ok bad <"$out"
-rm -f "$out" "$out.tmp"
 echo "etc_hosts_shared: $rounds rounds of set B up and down; fxsa1 resolved $ok times, failed $bad times"
 [ "${ok:-0}" -gt 0 ] && [ "${bad:-1}" -eq 0 ]
