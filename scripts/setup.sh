@@ -10,6 +10,7 @@ debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
       libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox python3-yaml
       clang-format clang-tidy shellcheck doxygen git openssh-server iproute2
+      valgrind  # bench/miniapps/minife_instructions.sh (callgrind)
       # Slurm on the test hosts (testhosts.sh slurm: private config, own daemons)
       slurmctld slurmd slurm-client munge)
 # --fuzz (./fx fuzz): also clang with libFuzzer, and atheris for the Python target.

@@ -41,10 +41,9 @@ while getopts "r:o:c:tu" opt; do
 done
 shift $((OPTIND - 1))
 shapes=${*:-default:4 32:1 32:4 64:1 64:4}
-bin=$FX_BUILD_DIR/miniapps/minife
-for exe in minife minife_baseline; do
-  [ -x "$bin/$exe" ] || { echo "bench: $bin/$exe not built" >&2; exit 1; }
-done
+source "$root/bench/miniapps/minife_shapes.sh"
+declare -A exes=()
+for variant in fx baseline; do exes[$variant]=$(minife_exe "$variant") || exit 1; done
 work=$(mktemp -d "${TMPDIR:-/tmp}/fx-bench-minife-overhead.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 samples=$work/samples   # lines: "<shape> <fx|baseline> <pair> <key> <value>"
@@ -80,9 +79,9 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$set" "$@"
 }
 
 for shape in $shapes; do
-  n=${shape%%:*} np=${shape##*:}
   args=(--progress-every 0)
-  [ "$n" = default ] || args+=(--problem minife --nx "$n" --ny "$n" --nz "$n" --verify-solution false)
+  minife_shape "$shape" args
+  np=${shape##*:}
   cpus=([fx]="" [baseline]="")
   need=$((np * (together + 1)))
   if [ "$pin" = 1 ] && [ "$need" -le "${#cores[@]}" ]; then
@@ -96,9 +95,7 @@ for shape in $shapes; do
   for ((k = 1; k <= pairs; ++k)); do
     declare -A pid=() rc=()
     for variant in fx baseline; do
-      exe=$bin/minife
-      [ "$variant" = fx ] || exe=$bin/minife_baseline
-      FX_INJECT='' pinned "$variant" "$k" "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "$exe" "${args[@]}" \
+      FX_INJECT='' pinned "$variant" "$k" "$root/scripts/launch.sh" -n "$np" -s 0 -t 300 -- "${exes[$variant]}" "${args[@]}" \
         >"$work/out.$variant" 2>"$work/err.$variant" &
       pid[$variant]=$!
       [ "$together" = 1 ] || { wait "${pid[$variant]}"; rc[$variant]=$?; }
