@@ -72,6 +72,7 @@ PARTS = ("app", "fx", "mpi", "libc", "other")
 MPI_OBJECTS = re.compile(r"/\.venv/|libmpi|libopen-|libpmix|libprrte|libevent|libhwloc|libuc[pst]|mca_")
 LIBC_OBJECTS = re.compile(r"/libc\.so|/libm\.so|/ld-linux|vdso")
 ENTRY = re.compile(r"^[^:]*:(.*) \[(.*)\]$")  # file:function [object]
+FX_FUNCTION = re.compile(r"(^|\s)fx::")
 
 def part(function, obj):
     if MPI_OBJECTS.search(obj):
@@ -80,7 +81,7 @@ def part(function, obj):
         return "libc"
     if "miniapps::" in function:
         return "app"
-    if function.startswith("fx::") or "fx::detail::" in function:
+    if FX_FUNCTION.search(function):  # also `T fx::f<T>(...)`: templates carry their return type
         return "fx"
     return "other"
 
@@ -110,7 +111,9 @@ def measures(c):
 
 def iterations_of(out_text):
     m = re.search(r"^result: iterations = (\d+)", out_text, re.M)
-    return int(m.group(1)) if m else None
+    if not m:
+        sys.exit("bench: no `result: iterations` line in a run's output")
+    return int(m.group(1))
 
 def variant(shape, name):
     d = os.path.join(work, shape, name)

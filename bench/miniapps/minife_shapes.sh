@@ -2,8 +2,9 @@
 # What minife's per-shape drivers (minife_overhead.sh,
 # minife_instructions.sh) share; sourced after scripts/env.sh.
 #
-# minife_exe VARIANT: the fx app (fx) or its plain baseline (baseline) of
-# FX_BUILD_DIR; exits 1 when it is not built.
+# minife_exe VARIANT: prints the fx app (fx) or its plain baseline
+# (baseline) of FX_BUILD_DIR; status 1, and a message, when it is not built
+# (called as $(minife_exe ...) || exit 1).
 minife_exe() {
   local exe=$FX_BUILD_DIR/miniapps/minife/minife
   [ "$1" = fx ] || exe+=_baseline
