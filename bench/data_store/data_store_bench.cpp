@@ -30,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -56,6 +57,11 @@ struct Row {
   // commit + one step of work that reads the state, each way.
   double async_waited_s = 0, async_after_s = 0, async_committed_s = 0, sync_cycle_s = 0, async_cycle_s = 0;
   double async_wait_ratio = 0, async_cycle_ratio = 0;
+  // A member registered with fx::resizable against a fixed one of the same
+  // bytes: synchronous commits alternated, and the store's resident memory
+  // after two commits (the slower rank's growth).
+  double fixed_commit_s = 0, resizable_commit_s = 0, resizable_commit_ratio = 0;
+  double fixed_store_mib = 0, resizable_store_mib = 0;
 };
 
 double median(std::vector<double> v) {
@@ -118,6 +124,49 @@ struct Fresh {
     store->add("state", state);
   }
 };
+
+// This process's resident memory (MiB).
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / kMiB;
+}
+
+// fx::resizable against a fixed member of the same bytes (issue 39's target:
+// time and memory per commit at most 1.05x).
+void measure_resizable(Row& row, std::size_t n, int reps, const fx::CheckpointConfig& mem,
+                       const fx::Comm& comm) {
+  std::vector<double> fixed(n), varying(n);
+  touch(fixed, comm.rank());
+  touch(varying, comm.rank());
+  // The store's growth over two commits, with the slower rank's figure.
+  auto grown = [&](fx::DataStore& store) {
+    fx::detail::StoreAccess::set_comm(store, comm);
+    const double before = resident_mib();
+    store.commit(1);
+    store.commit(2);
+    double mib = resident_mib() - before;
+    MPI_Allreduce(MPI_IN_PLACE, &mib, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return mib;
+  };
+  fx::DataStore fs(mem), vs(mem);
+  fs.add("state", fixed);
+  vs.add("state", fx::resizable(varying));
+  row.fixed_store_mib = grown(fs);
+  row.resizable_store_mib = grown(vs);
+  std::vector<double> f, v, ratio;
+  std::int64_t it = 2;
+  for (int i = 0; i < reps; ++i) {
+    ++it;
+    f.push_back(timed([&] { fs.commit(it); }, [&] { fixed[0] = static_cast<double>(it); }));
+    v.push_back(timed([&] { vs.commit(it); }, [&] { varying[0] = static_cast<double>(it); }));
+    ratio.push_back(v.back() / f.back());
+  }
+  row.fixed_commit_s = median(f);
+  row.resizable_commit_s = median(v);
+  row.resizable_commit_ratio = median(ratio);
+}
 
 Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm) {
   const int r = comm.rank();
@@ -249,6 +298,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   row.async_wait_ratio = median(await_ratio);
   row.async_cycle_ratio = median(acycle_ratio);
   fresh.store.reset();
+  measure_resizable(row, n, reps, mem, comm);
 
   // HDF5 level against a raw write of the same bytes to the same directory.
   const fs::path raw = dir / fmt::format("raw-{}.bin", r);
@@ -349,6 +399,10 @@ void write_results(const std::string& path, const std::vector<Row>& rows, int re
         {"hdf5_level_gbs", gbs(w.mib, w.hdf5_write_s)},
         {"hdf5_commit_gbs", gbs(w.mib, w.hdf5_commit_s)},
         {"hdf5_restore_gbs", gbs(w.mib, w.hdf5_restore_s)},
+        {"fixed_commit_s", w.fixed_commit_s},
+        {"resizable_commit_s", w.resizable_commit_s},
+        {"fixed_store_mib", w.fixed_store_mib},
+        {"resizable_store_mib", w.resizable_store_mib},
     };
     y << YAML::BeginMap;
     y << YAML::Key << "size_mib" << YAML::Value << w.mib;
@@ -403,6 +457,16 @@ void write_results(const std::string& path, const std::vector<Row>& rows, int re
          "restore time of a fresh rank from its buddy (re-protection left running) / one buddy transfer, per "
          "repetition",
          "<=", 1.3, [](const Row& w) { return w.restore_ratio; });
+  target(
+      "resizable_commit",
+      "synchronous commit of a member registered with fx::resizable / of a fixed member of the same bytes, "
+      "alternated, per repetition",
+      "<=", 1.05, [](const Row& w) { return w.resizable_commit_ratio; });
+  target(
+      "resizable_memory",
+      "the store's resident growth over two commits: fx::resizable member / fixed member of the same bytes",
+      "<=", 1.05,
+      [](const Row& w) { return w.fixed_store_mib > 0 ? w.resizable_store_mib / w.fixed_store_mib : 0; });
   y << YAML::EndMap << YAML::EndMap;
   res.write(path);
 }
@@ -467,6 +531,11 @@ int main(int argc, char** argv) {
             "| commit + step %.1f ms async, %.1f ms sync (ratio %.2f)\n",
             w.async_waited_s * 1e3, w.async_wait_ratio, w.async_after_s * 1e3, w.async_committed_s * 1e3,
             w.async_cycle_s * 1e3, w.sync_cycle_s * 1e3, w.async_cycle_ratio);
+        std::printf(
+            "          resizable member: commit %.2f ms, fixed %.2f ms (ratio %.3f) | store memory %.1f MiB, "
+            "fixed %.1f MiB\n",
+            w.resizable_commit_s * 1e3, w.fixed_commit_s * 1e3, w.resizable_commit_ratio,
+            w.resizable_store_mib, w.fixed_store_mib);
         std::fflush(stdout);
       }
     }

@@ -298,9 +298,25 @@ Hid open_checked(Context& cx, const fs::path& path, const Manifest& manifest, in
   return file;
 }
 
-// The image's layout: the registered members' (which the file must hold),
-// or, `members` null, the member table of the file itself (a version
-// written under another decomposition, read after a shrink).
+// A member's record as the file stores it (offset and hash not yet known).
+MemberRecord stored_record(Context& cx, hid_t f, const std::string& name) {
+  const std::string where = fmt::format("dataset '{}'", name);
+  const std::string dname = dataset_name(name);
+  if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
+  Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
+  MemberRecord r;
+  r.name = name;
+  r.type = get_string(cx, ds.get(), "type", where);
+  r.layout = get_string(cx, ds.get(), "layout", where);
+  r.extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
+  r.bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
+  return r;
+}
+
+// The image's layout: the registered members' (which the file must hold;
+// a resizable one as big as it was at the commit), or, `members` null,
+// the member table of the file itself (a version written under another
+// decomposition, read after a shrink).
 ImageInfo file_layout(Context& cx, hid_t f, const Manifest& manifest, int rank,
                       const std::vector<Member>* members) {
   const auto stored = get_strings(cx, f, "member_names", "file");
@@ -312,25 +328,18 @@ ImageInfo file_layout(Context& cx, hid_t f, const Manifest& manifest, int rank,
       cx.fail(fmt::format("holds members [{}], the application registered [{}]", fmt::join(stored, ", "),
                           fmt::join(names, ", ")));
     }
-    return layout_image(*members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
+    info = layout_image(*members, manifest.iteration, manifest.sequence, rank, manifest.rank_count);
+    for (std::size_t i = 0; i < members->size(); ++i) {
+      if ((*members)[i].shape) info.members[i] = stored_record(cx, f, stored[i]);
+    }
+    layout_records(info);
+    return info;
   }
   info.iteration = manifest.iteration;
   info.sequence = manifest.sequence;
   info.rank = rank;
   info.size = manifest.rank_count;
-  for (const auto& name : stored) {
-    const std::string where = fmt::format("dataset '{}'", name);
-    const std::string dname = dataset_name(name);
-    if (H5Lexists(f, dname.c_str(), H5P_DEFAULT) <= 0) cx.fail(where + " is missing");
-    Hid ds(cx.check(H5Dopen2(f, dname.c_str(), H5P_DEFAULT), "H5Dopen2"), H5Dclose);
-    MemberRecord r;
-    r.name = name;
-    r.type = get_string(cx, ds.get(), "type", where);
-    r.layout = get_string(cx, ds.get(), "layout", where);
-    r.extents = get_attr<std::uint64_t>(cx, ds.get(), "extents", H5T_NATIVE_UINT64, where);
-    r.bytes = get_scalar<std::uint64_t>(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, where);
-    info.members.push_back(std::move(r));
-  }
+  for (const auto& name : stored) info.members.push_back(stored_record(cx, f, name));
   layout_records(info);
   return info;
 }

@@ -1,5 +1,6 @@
 #include "image.hpp"
 
+#include <fx/data_store/member_shape.hpp>
 #include <fx/error.hpp>
 
 #include <fmt/format.h>
@@ -280,14 +281,15 @@ ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t
   return info;
 }
 
-void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what) {
+void fit_members(const ImageInfo& info, std::vector<Member>& members, const std::string& what) {
   if (info.members.size() != members.size()) {
     FX_THROW(CheckpointError, fmt::format("{}: holds {} members, {} are registered", what,
                                           info.members.size(), members.size()));
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto& r = info.members[i];
-    const auto& m = members[i];
+    Member& m = members[i];
+    if (r.name == m.name && r.type == m.type) fit(m, r.extents, what);
     if (r.name != m.name || r.type != m.type || r.bytes != m.bytes) {
       FX_THROW(CheckpointError,
                fmt::format("{}: member {} is '{}' ({}, {} bytes) but '{}' ({}, {} bytes) is registered", what,
@@ -304,9 +306,9 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
   }
 }
 
-void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
+void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
                   const std::string& what, DeviceStaging* staging) {
-  check_compatible(info, members, what);
+  fit_members(info, members, what);
   const std::byte* payload = image + info.payload_offset;
   bool staged = false;
   for (std::size_t i = 0; i < members.size(); ++i) {

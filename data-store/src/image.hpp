@@ -78,15 +78,16 @@ void write_header(const ImageInfo& info, std::byte* image);
 // e.g. "buddy copy of rank 3, iteration 40", and the field).
 ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t image_bytes,
                       const std::string& what);
-// The image must hold exactly the registered members (names, types, bytes).
-void check_compatible(const ImageInfo& info, const std::vector<Member>& members, const std::string& what);
+// The image must hold exactly the registered members (names, types, bytes):
+// a resizable member (fx::resizable) first takes the image's extents.
+void fit_members(const ImageInfo& info, std::vector<Member>& members, const std::string& what);
 // Hash every member's bytes in the image against the table.
 void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what);
 // Verify and copy every member back into the application (one pass for
 // host members; device members through `staging`'s pinned buffers, copied
 // and checked there, then on to the device). Throws CheckpointError on a
 // checksum mismatch.
-void unpack_image(const ImageInfo& info, const std::byte* image, const std::vector<Member>& members,
+void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
                   const std::string& what, DeviceStaging* staging = nullptr);
 
 }  // namespace fx::detail

@@ -271,7 +271,7 @@ detail::Pull DataStore::Impl::post_member_pulls(Slot& s, const detail::RankPlan&
     return pull;
   }
   try {
-    detail::check_compatible(pull.info, members, what);
+    detail::fit_members(pull.info, members, what);
     pull.compatible = true;
   } catch (const CheckpointError& e) {
     pull.error = e.what();

@@ -1,4 +1,5 @@
 #include <fx/clock.hpp>
+#include <fx/data_store/member_shape.hpp>
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/log.hpp>
@@ -508,7 +509,7 @@ void DataStore::clear() {
 
 std::size_t DataStore::bytes() const {
   std::size_t b = 0;
-  for (const auto& m : members_) b += m.bytes;
+  for (const auto& m : members_) b += m.shape ? detail::current(m).bytes : m.bytes;
   return b;
 }
 
@@ -539,10 +540,14 @@ bool DataStore::advance_commit(bool block) {
 
 void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
   for (auto& m : members_) {
-    if (m.name == name) {
-      m.snapshot = snapshot;
-      return;
-    }
+    if (m.name != name) continue;
+    // The copy left to the next step would read memory a resize may free.
+    if (m.shape && snapshot == Snapshot::during_next_step)
+      FX_THROW(UsageError, fmt::format("data store: set_snapshot('{}', during_next_step): a resizable member "
+                                       "is copied at the commit (its extents are part of the snapshot)",
+                                       name));
+    m.snapshot = snapshot;
+    return;
   }
   FX_THROW(UsageError,
            fmt::format("data store: set_snapshot('{}'): no member of that name is registered", name));
@@ -550,6 +555,7 @@ void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
 
 void DataStore::commit(std::int64_t iteration) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: commit() before set_comm()");
+  fault_point(StorePoint::commit_begin, iteration);
   Impl& im = *impl_;
   im.repair_facts.reset();  // a repair's facts: no longer true
   const double t0 = now();
@@ -559,6 +565,7 @@ void DataStore::commit(std::int64_t iteration) {
   im.ensure_topology();
   im.drop_from(iteration);  // an abandoned future, or a repeated commit
   const std::uint64_t static_sent = im.publish_statics();
+  for (auto& m : members_) detail::refresh(m);  // a resizable member's extents now
 
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;

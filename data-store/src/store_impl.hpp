@@ -158,13 +158,12 @@ struct Deferred {
 namespace fx {
 
 struct DataStore::Impl {
-  Impl(const CheckpointConfig& o, const Comm& c, const std::vector<Member>& m,
-       const std::vector<StaticMember>& st)
+  Impl(const CheckpointConfig& o, const Comm& c, std::vector<Member>& m, const std::vector<StaticMember>& st)
       : options(o), comm(c), members(m), statics(st), levels(make_levels()) {}
 
   const CheckpointConfig& options;
   const Comm& comm;
-  const std::vector<Member>& members;
+  std::vector<Member>& members;  // a restore fits resizable ones to the version's extents
   const std::vector<StaticMember>& statics;
   detail::StaticCopies sc;
 

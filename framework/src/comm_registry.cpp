@@ -2,6 +2,8 @@
 
 #include <fx/recovery/ulfm.hpp>
 
+#include <algorithm>
+
 namespace fx::detail {
 
 void free_comm(MPI_Comm& c) {
@@ -9,14 +11,17 @@ void free_comm(MPI_Comm& c) {
   c = MPI_COMM_NULL;
 }
 
-void CommRegistry::start(MPI_Comm app) { app_ = Comm(std::make_shared<CommSlot>(CommSlot{app, &handler_})); }
+void CommRegistry::start(MPI_Comm app) {
+  ulfm::set_revoking_errhandler(app);
+  app_ = Comm(std::make_shared<CommSlot>(CommSlot{app, &handler_}));
+}
 
 MPI_Comm CommRegistry::make(int color, int key, bool dup, const char* call, const char* file,
                             int line) const {
   MPI_Comm c = MPI_COMM_NULL;
   const int rc = dup ? MPI_Comm_dup(app_.raw(), &c) : MPI_Comm_split(app_.raw(), color, key, &c);
   app_.check(rc, call, file, line);
-  if (c != MPI_COMM_NULL) MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  ulfm::set_revoking_errhandler(c);
   return c;
 }
 
@@ -52,7 +57,15 @@ void CommRegistry::free_revoked() {
   for (auto& d : derived_) free_comm(d.slot->raw);
 }
 
+bool CommRegistry::revoked_unseen() const {
+  if (revoked_) return false;
+  if (ulfm::comm_revoked(app_.raw())) return true;
+  return std::any_of(derived_.begin(), derived_.end(),
+                     [](const Derived& d) { return ulfm::comm_revoked(d.slot->raw); });
+}
+
 void CommRegistry::install(MPI_Comm app, bool survivor) {
+  ulfm::set_revoking_errhandler(app);
   app_.slot()->raw = app;
   if (survivor) stale_ = !derived_.empty();
   revoked_ = false;

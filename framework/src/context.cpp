@@ -12,6 +12,8 @@ int Context::rank() const { return rt_.logical_rank(); }
 int Context::size() const { return rt_.logical_size(); }
 Role Context::role() const { return rt_.role(); }
 std::int64_t Context::iteration() const { return rt_.iteration(); }
+bool Context::replaying() const { return rt_.replaying(); }
+bool Context::failing() const { return rt_.failing_in_step(); }
 int Context::recoveries() const { return rt_.recoveries(); }
 DataStore& Context::store() { return rt_.store(); }
 ReportView Context::report() { return ReportView(rt_.report()); }

@@ -3,6 +3,7 @@
 // a spec fires on its victim at the first injection point that matches, and
 // after each repair every live process drops the specs whose victims died.
 #include <fx/clock.hpp>
+#include <fx/data_store/member_shape.hpp>
 #include <fx/data_store/store.hpp>
 #include <fx/detail/files.hpp>
 #include <fx/detail/status.hpp>
@@ -89,7 +90,8 @@ std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active
   return out;
 }
 
-std::size_t flip_bit(const Member& member, std::int64_t element, int bit) {
+std::size_t flip_bit(const Member& registered, std::int64_t element, int bit) {
+  const Member member = detail::current(registered);  // a resizable member at its extents now
   std::size_t count = 1;
   for (auto e : member.extents) count *= e;
   if (member.bytes == 0 || count == 0)

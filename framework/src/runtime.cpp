@@ -29,6 +29,8 @@ constexpr double kWatchPeriodS = 1e-3;
 
 Phase phase_of(StorePoint point) {
   switch (point) {
+    case StorePoint::commit_begin:
+      return Phase::checkpoint;
     case StorePoint::commit_save:
       return Phase::commit_save;
     case StorePoint::commit_posted:
@@ -216,8 +218,7 @@ void Runtime::fault_point(Phase phase, std::int64_t iteration) {
 
 void Runtime::checkpoint(std::int64_t iteration) {
   iteration_ = iteration;
-  fault_point(Phase::checkpoint);
-  store_->commit(iteration_);  // finishes the previous one first when it is still in flight
+  store_->commit(iteration_);  // Phase::checkpoint first; finishes the previous one when still in flight
   record_committed();
   recorder_.checkpointed(iteration_, store_->last_commit_stats());
 }
@@ -233,6 +234,7 @@ void Runtime::record_committed() {
 
 void Runtime::reached(std::int64_t iteration) {
   iteration_ = iteration;
+  reached_ = std::max(reached_, iteration_);
   recorder_.resumed(iteration_);
   // Reinit's iteration point ends a step: an asynchronous commit moves on.
   if (store_->progress()) record_committed();
@@ -267,6 +269,7 @@ void Runtime::prepare() {
   if (stage_ == Stage::setup || stage_ == Stage::setup_resize) {
     const double t = now();
     app_.setup(ctx_);
+    stepped_ = false;
     recorder_.phase("setup", now() - t);
     stage_ = stage_ == Stage::setup ? Stage::restore : Stage::resize;
   }
@@ -303,6 +306,7 @@ bool Runtime::resize() {
   }
   recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
   sync_interval();
+  if (restored) after_restore({iteration_, st->level, !stepped_, true});
   return restored;
 }
 
@@ -349,7 +353,16 @@ void Runtime::restore_or_initialize() {
   iteration_ = restored.value_or(0);
   recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
   sync_interval();
+  if (restored) after_restore({iteration_, store_->last_restore_level(), !stepped_, false});
   stage_ = Stage::steps;
+}
+
+// Collective: a failure inside is repaired, and the restore done again.
+void Runtime::after_restore(const RestoreInfo& info) {
+  fault_point(Phase::restored);
+  const double t = now();
+  app_.restored(ctx_, info);
+  recorder_.phase("restored", now() - t);
 }
 
 void Runtime::initialize_app() {
@@ -414,7 +427,9 @@ void Runtime::steps(StepsTimer& timer) {
       check_world_watch();
     }
     fault_point(Phase::compute);
+    stepped_ = true;  // even a step a failure cut short changed what the app holds
     const bool done = app_.step(ctx_, iteration_);
+    if (comms_.revoked_unseen()) unchecked_failure();
     if (first) {
       recorder_.resumed(iteration_);
       store_->start_reprotection();
@@ -425,6 +440,7 @@ void Runtime::steps(StepsTimer& timer) {
       report_.set_placement(placement());  // the layout an abort inside a repair reports
     }
     ++iteration_;
+    reached_ = std::max(reached_, iteration_);
     // An asynchronous commit moves on (its snapshot must end with this step).
     if (store_->progress()) record_committed();
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
@@ -432,7 +448,7 @@ void Runtime::steps(StepsTimer& timer) {
     report_.add_progress(recorder_.since_start(), iteration_);
     ++stepped;
     if (done) return;
-    if (pacing_.interval.due(iteration_)) {
+    if (commit_due()) {
       const double tc = now();
       checkpoint(iteration_);
       const double spent = now() - tc;
@@ -449,6 +465,17 @@ void Runtime::steps(StepsTimer& timer) {
   }
 }
 
+// The app's own MPI calls met a failure they did not check (fx's error
+// handler revoked the communicator): the step is abandoned at its end, its
+// results never committed.
+void Runtime::unchecked_failure() {
+  on_failure(app_comm().raw(), MPI_ERR_OTHER, "the application's own MPI calls");
+  throw ProcessFailure(fmt::format("step {} met a process failure in MPI calls that did not check it "
+                                   "(fx's error handler revoked the communicator); the step is abandoned",
+                                   iteration_),
+                       {}, __FILE__, __LINE__);
+}
+
 // Every rank picks the same next commit from what all measured (maxima).
 void Runtime::choose_interval(double commit_s, double step_s) {
   std::array<double, 4> m{commit_s, step_s, recorder_.since_start(), static_cast<double>(recoveries_)};
@@ -463,10 +490,23 @@ void Runtime::choose_interval(double commit_s, double step_s) {
         c.every, c.commit_s * 1e3, c.step_s * 1e3, c.mtbf_s, c.waste * 100);
 }
 
-// A recovered rank has no interval of its own yet: it takes the survivors'.
+// After a restore, in one reduction: a recovered rank has no interval of its
+// own yet (every: auto), so it takes the survivors'; and every rank learns
+// how far the job had got before the failure (ctx.replaying()).
 void Runtime::sync_interval() {
-  if (pacing_.interval.automatic())
-    pacing_.interval.resumed(iteration_, app_comm().allreduce(pacing_.interval.every(), MPI_MAX));
+  pacing_.owed = false;
+  if (!pacing_.interval.automatic() && recoveries_ == 0) return;
+  std::array<std::int64_t, 2> m{pacing_.interval.every(), reached_};
+  app_comm().allreduce(m.data(), m.data(), m.size(), MPI_MAX);
+  if (pacing_.interval.automatic()) pacing_.interval.resumed(iteration_, static_cast<int>(m[0]));
+  replay_until_ = m[1];
+}
+
+// The policy's commit, put off while the app's can_checkpoint() says no.
+bool Runtime::commit_due() {
+  if (!pacing_.owed && !pacing_.interval.due(iteration_)) return false;
+  pacing_.owed = !app_.can_checkpoint(ctx_, iteration_);
+  return !pacing_.owed;
 }
 
 // Versions had been committed and none survives: days of work may be gone,

@@ -57,6 +57,7 @@ struct CommitPacing {
   CheckpointInterval interval;
   double commit_cost = 0;   // the last committed version's cost to the app (wait + after)
   double background_s = 0;  // asynchronous commits' time in step-end progress since the last commit
+  bool owed = false;        // the policy wanted a commit the app's can_checkpoint() put off
 };
 
 // The control messages' receive on the world (a spare's release, a
@@ -106,6 +107,10 @@ class Runtime final : public RuntimeServices {
   DataStore& store() { return *store_; }
   Report& report() override { return report_; }
   Comm derive(int color, int key, bool dup) { return comms_.derive(color, key, dup); }
+  // The step about to run (or running) was run before a failure took the
+  // job back to a checkpoint.
+  bool replaying() const { return iteration_ < replay_until_; }
+  bool failing_in_step() const { return comms_.revoked() || comms_.revoked_unseen(); }
   void add_callback(std::function<void(const FailureEvent&)> cb) { comms_.add_callback(std::move(cb)); }
   std::vector<int> failed_logical_ranks() const { return members_.failed_logical_ranks(); }
   const std::vector<std::string>& args() const { return args_; }
@@ -140,7 +145,10 @@ class Runtime final : public RuntimeServices {
   bool rebuild_statics();                                // those the last restore() lost
   void steps(StepsTimer& timer);                         // checkpoints' seconds go to `timer`
   void choose_interval(double commit_s, double step_s);  // every: auto, after a commit
-  void sync_interval();                                  // every: auto, after a restore
+  void sync_interval();                                  // every: auto and replays, after a restore
+  bool commit_due();                                     // the policy's, put off by can_checkpoint()
+  [[noreturn]] void unchecked_failure();                 // the app's own MPI calls met a failure
+  void after_restore(const RestoreInfo& info);           // the app's restored() hook
   void check_world(int rc, const char* call);            // a failed call on the world: repair
   bool idle_as_spare();                                  // true: released; false: woken by a failure
   void on_error(const std::exception& e);                // one no repair can fix
@@ -178,6 +186,9 @@ class Runtime final : public RuntimeServices {
   Stage stage_ = Stage::setup;
   bool app_restores_ = false;  // Reinit: the resilient function restores
   std::int64_t iteration_ = 0;
+  std::int64_t reached_ = 0;       // the most steps this process has completed
+  std::int64_t replay_until_ = 0;  // the most any active rank had completed at the last restore
+  bool stepped_ = false;           // a step began since this process's setup(): RestoreInfo::fresh_process
   int recoveries_ = 0;
   Verdict verdict_;
 };

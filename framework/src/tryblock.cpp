@@ -10,6 +10,7 @@
 // together. A deadline past the repair timeout ends the job (never a hang).
 #include <fx/clock.hpp>
 #include <fx/context.hpp>
+#include <fx/data_store/member_shape.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
@@ -476,8 +477,9 @@ void rebuild(TryFrame& f) {
 class Saved {
  public:
   Saved(DataStore& store, const std::optional<std::vector<std::string>>& names, const std::string& block) {
-    for (const auto& m : store.members()) {
-      if (names && std::find(names->begin(), names->end(), m.name) == names->end()) continue;
+    for (const auto& registered : store.members()) {
+      if (names && std::find(names->begin(), names->end(), registered.name) == names->end()) continue;
+      const Member m = detail::current(registered);  // a resizable member at its extents now
       copies_.emplace_back(m, std::vector<std::byte>(m.bytes));
       m.save(copies_.back().second.data());
     }
@@ -490,7 +492,10 @@ class Saved {
     }
   }
   void restore() const {
-    for (const auto& [m, bytes] : copies_) m.load(bytes.data());
+    for (const auto& [m, bytes] : copies_) {
+      if (m.reshape) m.reshape(m.extents);  // the extents it had at admission
+      m.load(bytes.data());
+    }
   }
 
  private:

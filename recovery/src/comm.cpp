@@ -43,6 +43,18 @@ void Comm::wait_all(std::vector<Request>& rs, CallSite site) const {
 
 void Comm::barrier(CallSite site) const { check(MPI_Barrier(raw()), "MPI_Barrier", site.file, site.line); }
 
+void check_mpi(MPI_Comm comm, int rc, const char* call, CallSite site) {
+  if (rc == MPI_SUCCESS) return;
+  if (ulfm::is_failure(rc)) {
+    ulfm::revoke(comm);
+    throw ProcessFailure(
+        fmt::format("{} at {}:{} returned {}", call, site.file, site.line, ulfm::error_name(rc)), {},
+        site.file, site.line);
+  }
+  throw MpiError(fmt::format("{} at {}:{} ({})", call, site.file, site.line, ulfm::error_name(rc)), rc,
+                 site.file, site.line);
+}
+
 namespace detail {
 void throw_count_too_large(const char* call, std::size_t count, const char* type, CallSite site) {
   throw UsageError(

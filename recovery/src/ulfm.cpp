@@ -124,6 +124,24 @@ bool is_failure(int rc) { return is_proc_failed(rc) || is_revoked(rc); }
 
 namespace {
 
+// Nothing but the revoke here: MPI's error handler is no place to throw or
+// to repair, and it has no user data to reach the runtime with.
+void revoke_on_failure(MPI_Comm* comm, int* rc, ...) {
+  if (comm != nullptr && rc != nullptr && is_failure(*rc)) revoke(*comm);
+}
+
+}  // namespace
+
+void set_revoking_errhandler(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return;
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  MPI_Comm_create_errhandler(&revoke_on_failure, &handler);
+  MPI_Comm_set_errhandler(comm, handler);
+  MPI_Errhandler_free(&handler);  // freed with the last communicator using it
+}
+
+namespace {
+
 // An agreement's cell that ERA may still write after the call returned (a
 // failed or abandoned agreement): never freed, and held here for the
 // process's life so that LeakSanitizer tells it from a leak (one int per

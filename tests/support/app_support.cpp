@@ -47,8 +47,10 @@ RingReplay ring_replay(int p, std::size_t n, std::int64_t iters, const RingRepla
     std::fill(contributions.begin(), contributions.end(), 0);
     if (it != options.skipped) {
       for (std::size_t r = 0; r < np; ++r) first[r] = out.words[r][0];
-      for (std::size_t r = 0; r < np; ++r)
+      for (std::size_t r = 0; r < np; ++r) {
         contributions[r] = ring_advance(out.words[r], static_cast<int>(r), it, first[(r + np - 1) % np]);
+        if (options.after_step) options.after_step(r, it, out.words[r]);
+      }
     }
     out.acc = options.fold(out.acc, contributions);
   }

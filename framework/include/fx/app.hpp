@@ -21,6 +21,19 @@
 
 namespace fx {
 
+/// What ResilientApp::restored is told about the restore just done.
+struct RestoreInfo {
+  std::int64_t iteration = 0;                     ///< the version's iteration: the next step runs it
+  CheckpointLevel level = CheckpointLevel::none;  ///< where it came from (memory, node or hdf5)
+  /// This process holds nothing of its own from before the restore: a
+  /// recruited spare, or every process of a job that started from a
+  /// checkpoint (a relaunch, a restart from storage). What the app did not
+  /// register (buffers, caches, random streams) is as setup() left it here,
+  /// and as the steps left it on the other ranks.
+  bool fresh_process = false;
+  bool resized = false;  ///< resize() re-decomposed the state onto ctx.size() ranks
+};
+
 /// The application fx runs through failures: fx::run calls these hooks (setup,
 /// initialize, then step until it returns true, then finish) and repeats
 /// what a repair needs.
@@ -58,6 +71,34 @@ class ResilientApp {
   /// applies recovery.on_lost_checkpoint (stop: exit 4 naming the members;
   /// restart: initialize() at iteration 0): never a resume on stale data.
   virtual bool rebuild_static(Context& ctx, bool missing);
+  /// After every restore, once the registered state is back (and static
+  /// members rebuilt) and before the first resumed step: on every rank of
+  /// ctx.comm(), survivors and recruited spares alike, and on every rank
+  /// of a job that started from a checkpoint. Collective, so it may
+  /// communicate; a failure inside is repaired like any other, the state
+  /// restored again and restored() called again. Rebuild here what is
+  /// derived from the registered state and was not registered (ghost
+  /// atoms, cell bins, neighbour lists, communication plans): on every
+  /// rank, so that a recruited rank and a survivor hold the same
+  /// (docs/user-guide.md: "State that is not registered"). Not called after
+  /// a fresh start (initialize() runs instead) nor when the default
+  /// resize() starts again.
+  virtual void restored(Context& ctx, const RestoreInfo& info) {
+    (void)ctx;
+    (void)info;
+  }
+  /// Whether a commit may be taken once `iteration` steps are done. A
+  /// commit the policy wants (checkpoint.memory.every, fixed or auto) is
+  /// put off to the first iteration where this returns true, so commits
+  /// fall where the app's own cycle allows (say, right after a neighbour
+  /// list rebuild). It must give the same answer on every rank (a function
+  /// of the iteration). The default allows every iteration. Explicit
+  /// ctx.store().commit() calls are not asked.
+  virtual bool can_checkpoint(Context& ctx, std::int64_t iteration) {
+    (void)ctx;
+    (void)iteration;
+    return true;
+  }
 };
 
 namespace detail {

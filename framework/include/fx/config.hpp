@@ -30,8 +30,11 @@ enum class ReinitMode { async, sync };
 /// Injection points. `restore` is the restore after a repair (or a resize);
 /// `start-restore` the attempt at a fresh start (checkpoint.hdf5.restart,
 /// Reinit's first reload), so one name never means both.
-/// `commit-save`, `commit-posted`, `commit-agree`, `node-write` and `restore-load` lie inside
-/// the data store's commit and restore (fx::StorePoint).
+/// `checkpoint`, `commit-save`, `commit-posted`, `commit-agree`, `node-write` and
+/// `restore-load` lie inside the data store's commit and restore
+/// (fx::StorePoint), so an explicit ctx.store().commit() passes them too;
+/// `restored` is the start of the app's after-restore hook
+/// (ResilientApp::restored).
 enum class Phase {
   compute,
   halo,
@@ -42,6 +45,7 @@ enum class Phase {
   node_write,
   restore,
   restore_load,
+  restored,
   start_restore,
   repair,
   tryblock_commit,
@@ -225,9 +229,10 @@ FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "hal
               {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
               {fx::Phase::commit_posted, "commit-posted"}, {fx::Phase::commit_agree, "commit-agree"},
               {fx::Phase::node_write, "node-write"}, {fx::Phase::restore, "restore"},
-              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::start_restore, "start-restore"},
-              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
-              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
+              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::restored, "restored"},
+              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
+              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
+              {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).

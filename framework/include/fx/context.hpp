@@ -50,7 +50,19 @@ class Context {
   int size() const;                ///< the number of logical ranks
   Role role() const;               ///< how this process came to run the app
   std::int64_t iteration() const;  ///< the iteration the app is at
-  int recoveries() const;          ///< repairs this process has been through
+  /// Whether the step now running was run before: a failure took the job
+  /// back to a checkpoint, and the steps since it are run again. The same
+  /// on every rank; use it to print a step's output once (fx's own
+  /// progress lines do). False at a start from storage: what a job before
+  /// the relaunch printed is not known.
+  bool replaying() const;
+  /// Whether this step has met a process failure (an fx call's, or a raw
+  /// MPI call's that fx's error handler saw): fx abandons the step at its
+  /// end and runs it again from the restored checkpoint, so what it
+  /// computed is not to be printed. Code that checks its MPI calls never
+  /// gets this far (the failed call throws).
+  bool failing() const;
+  int recoveries() const;  ///< repairs this process has been through
 
   DataStore& store();               ///< the data store: what checkpoints hold
   ReportView report();              ///< the run report: results in, records out (set_result)

@@ -222,6 +222,21 @@ class Comm {
   std::shared_ptr<detail::CommSlot> slot_;
 };
 
+/// For code that calls MPI itself on a raw communicator fx gave it
+/// (ctx.comm().raw(), or one from ctx.split()/dup()) and holds no
+/// fx::Comm, such as a library's: returns on MPI_SUCCESS; on a process
+/// failure or a revoked communicator, revokes `comm` (so every rank leaves
+/// its own calls on it) and throws fx::ProcessFailure, which fx repairs as
+/// any other (the step is abandoned and run again from the restored
+/// checkpoint); on any other error throws fx::MpiError naming `call` and
+/// the caller's line. Code that checks no return code at all is still
+/// covered at the step's end (docs/user-guide.md: "Code that calls MPI
+/// itself").
+/// \code
+///   fx::check_mpi(comm, MPI_Sendrecv(..., comm, MPI_STATUS_IGNORE), "MPI_Sendrecv");
+/// \endcode
+void check_mpi(MPI_Comm comm, int rc, const char* call = "an MPI call", CallSite site = {});
+
 }  // namespace fx
 
 /// Check a raw MPI call made on an fx communicator:

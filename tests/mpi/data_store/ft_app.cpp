@@ -17,6 +17,9 @@
 //   receives posted at the start of every step, also right after a restore
 //   whose buddy copies are still in flight: the store's traffic, on its own
 //   communicator, must never match them; source, tag and size are checked)
+//   --resizable (state whose size changes every step and differs per rank,
+//   registered with fx::resizable, and state derived from it that is not
+//   registered and that restored() rebuilds on every rank: see Drift)
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
@@ -35,6 +38,59 @@ void derive(const std::vector<std::uint64_t>& w, const View& aux, std::int64_t i
   }
 }
 
+// --resizable: state as particles that migrate, its size different on every
+// rank and at every step: `kept` (a std::vector) drops some entries and
+// takes some of the step's words; `xyz` (a View<double*[3]>) follows it,
+// carrying half its old values. `kept_sum` is derived and never registered:
+// restored() rebuilds it on every rank (a survivor's would be a later
+// iteration's, a recruited rank's zero).
+struct Drift {
+  std::vector<std::uint64_t> kept;
+  Kokkos::View<double* [3], Kokkos::HostSpace> xyz { "xyz", 0 };
+  std::uint64_t kept_sum = 0;
+
+  void advance(const std::vector<std::uint64_t>& words, std::int64_t it) {
+    const auto step = static_cast<std::uint64_t>(it);
+    std::vector<std::uint64_t> next;
+    for (const auto e : kept) {
+      if (((e >> 7) ^ step) % 5 != 0)
+        next.push_back(e);
+      else
+        kept_sum -= e;
+    }
+    for (const auto w : words) {
+      if (w % 13 != step % 13) continue;
+      next.push_back(w);
+      kept_sum += w;
+    }
+    Kokkos::View<double* [3], Kokkos::HostSpace> x(xyz.label(), next.size());
+    for (std::size_t i = 0; i < next.size(); ++i) {
+      for (int c = 0; c < 3; ++c) {
+        const double carried = i < xyz.extent(0) ? 0.5 * xyz(i, c) : 0.0;
+        x(i, c) = static_cast<double>((next[i] >> (20 * c)) & 0xfffff) + carried;
+      }
+    }
+    kept.swap(next);
+    xyz = x;
+  }
+  std::uint64_t sum() const {
+    std::uint64_t s = 0;
+    for (const auto e : kept) s += e;
+    return s;
+  }
+  std::string differences(const Drift& want) const {
+    std::string out;
+    if (kept != want.kept)
+      out += fmt::format(" kept differs ({} entries, {} expected);", kept.size(), want.kept.size());
+    const bool same_xyz = xyz.extent(0) == want.xyz.extent(0) &&
+                          std::memcmp(xyz.data(), want.xyz.data(), xyz.size() * sizeof(double)) == 0;
+    if (!same_xyz)
+      out += fmt::format(" xyz differs ({} rows, {} expected);", xyz.extent(0), want.xyz.extent(0));
+    if (kept_sum != want.kept_sum) out += fmt::format(" kept_sum {} != {};", kept_sum, want.kept_sum);
+    return out;
+  }
+};
+
 class StoreApp : public fx::ResilientApp {
  public:
   void setup(fx::Context& ctx) override {
@@ -47,6 +103,7 @@ class StoreApp : public fx::ResilientApp {
     bool clean = false;
     cli.add_flag("--clean-dir", clean);
     cli.add_flag("--wildcard", wildcard_);
+    cli.add_flag("--resizable", resizable_);
     fx_test::parse_app_args(cli, ctx);
     // Before any checkpoint exists: other ranks touch the directory only
     // after collective steps (or through rank 0's listing at a cold start).
@@ -57,14 +114,33 @@ class StoreApp : public fx::ResilientApp {
     ctx.store().add("words", words_);
     ctx.store().add("aux", aux_);
     ctx.store().add_scalar("acc", acc_);
+    stepped_ = false;
+    if (!resizable_) return;
+    ctx.store().add("kept", fx::resizable(drift_.kept));
+    ctx.store().add("xyz", fx::resizable(drift_.xyz));
   }
 
   void initialize(fx::Context& ctx) override {
     for (std::size_t i = 0; i < n_; ++i) words_[i] = fx_test::ring_seed(ctx.rank(), i);
     acc_ = 0;
+    drift_ = Drift{};
+  }
+
+  // Collective (the allreduce hangs the test if a rank is not called).
+  void restored(fx::Context& ctx, const fx::RestoreInfo& info) override {
+    ++restored_calls_;
+    if (ctx.comm().allreduce(1, MPI_SUM) != ctx.size())
+      hook_problems_ += " restored() not called everywhere;";
+    if (info.fresh_process == stepped_)
+      hook_problems_ += fmt::format(" restored(): fresh_process {} after {}a step;", info.fresh_process,
+                                    stepped_ ? "" : "no ");
+    if (info.level != ctx.store().last_restore_level())
+      hook_problems_ += fmt::format(" restored(): level {};", fx::to_string(info.level));
+    drift_.kept_sum = drift_.sum();
   }
 
   bool step(fx::Context& ctx, std::int64_t it) override {
+    stepped_ = true;
     if (first_step_ < 0) first_step_ = it;
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
@@ -74,6 +150,7 @@ class StoreApp : public fx::ResilientApp {
     else
       comm.sendrecv(&words_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
     const std::uint64_t local = fx_test::ring_advance(words_, r, it, left);
+    if (resizable_) drift_.advance(words_, it);
     derive(words_, aux_, it);
     acc_ = acc_ * 31 + comm.allreduce(local, MPI_SUM);
     return it + 1 >= iters_;
@@ -81,7 +158,14 @@ class StoreApp : public fx::ResilientApp {
 
   void finish(fx::Context& ctx) override {
     const int r = ctx.rank(), p = ctx.size();
-    const auto want = fx_test::ring_replay(p, n_, iters_);
+    std::vector<Drift> drifts(static_cast<std::size_t>(p));
+    fx_test::RingReplayOptions replay;
+    if (resizable_) {
+      replay.after_step = [&drifts](std::size_t q, std::int64_t it, const std::vector<std::uint64_t>& w) {
+        drifts[q].advance(w, it);
+      };
+    }
+    const auto want = fx_test::ring_replay(p, n_, iters_, replay);
     const auto& w = want.words[static_cast<std::size_t>(r)];
     const std::uint64_t acc = want.acc;
     Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> aux("want", n_ / 8, 8);
@@ -93,7 +177,12 @@ class StoreApp : public fx::ResilientApp {
     }
     if (std::memcmp(aux_.data(), aux.data(), aux.size() * sizeof(double)) != 0) problems += " aux differs;";
     if (acc_ != acc) problems += fmt::format(" acc {} != {};", acc_, acc);
-    problems += halo_problems_;
+    problems += halo_problems_ + hook_problems_;
+    if (resizable_) {
+      problems += drift_.differences(drifts[static_cast<std::size_t>(r)]);
+      if (ctx.store().last_restore_level() != fx::CheckpointLevel::none && restored_calls_ == 0)
+        problems += " restored a checkpoint but restored() was never called;";
+    }
     const std::string level(fx::to_string(ctx.store().last_restore_level()));
     if (!expect_level_.empty() && ctx.recoveries() > 0 && level != expect_level_) {
       problems += fmt::format(" last restore from {} (expected {});", level, expect_level_);
@@ -107,9 +196,10 @@ class StoreApp : public fx::ResilientApp {
     fx_test::agree_verdict(ctx, problems);
     if (r == 0) {
       std::printf(
-          "data_store_ft_app: %d ranks, %d recoveries, last restore %s, first step %lld: state matches the "
+          "data_store_ft_app: %d ranks, %d recoveries, last restore %s, first step %lld%s: state matches the "
           "failure-free run bit for bit\n",
-          p, ctx.recoveries(), level.c_str(), static_cast<long long>(first_step_));
+          p, ctx.recoveries(), level.c_str(), static_cast<long long>(first_step_),
+          resizable_ ? fmt::format(", {} kept entries on rank 0", drift_.kept.size()).c_str() : "");
     }
   }
 
@@ -125,6 +215,11 @@ class StoreApp : public fx::ResilientApp {
   std::int64_t first_step_ = -1;
   bool wildcard_ = false;
   std::string halo_problems_;
+  bool resizable_ = false;
+  Drift drift_;
+  bool stepped_ = false;  // since setup(): what RestoreInfo::fresh_process must say
+  int restored_calls_ = 0;
+  std::string hook_problems_;
 
   MPI_Request halo_req_ = MPI_REQUEST_NULL;
   int halo_epoch_ = 0;  // recoveries when halo_req_ was posted

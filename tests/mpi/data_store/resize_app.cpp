@@ -12,6 +12,11 @@
 //   after the last resize: the restored one, not 0)
 //   --clean-dir (rank 0 empties the HDF5 directory first: repeatable runs)
 //   --step-ms MS (each step sleeps that long: time for a host to be lost)
+//   --resizable (the block is registered with fx::resizable, and each rank
+//   keeps `marks`, the sorted global indices of its words picked so far:
+//   every step drops some and picks some, so its length changes at every
+//   step and on every rank; a shrink re-decomposes it by position, as a
+//   particle code hands atoms to their new owners)
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
@@ -41,6 +46,21 @@ std::uint64_t advance(std::uint64_t w, std::int64_t g, std::int64_t it) {
   return w * kMul + static_cast<std::uint64_t>(it + 1) * static_cast<std::uint64_t>(g + 1);
 }
 
+// --resizable: one step of the marks of words [lo, lo + w.size()) (sorted):
+// some go, the words whose top bits name this step join.
+void update_marks(std::vector<std::int64_t>& marks, const std::vector<std::uint64_t>& w, std::int64_t lo,
+                  std::int64_t it) {
+  std::vector<std::int64_t> next;
+  for (const auto g : marks)
+    if ((g ^ it) % 7 != 0) next.push_back(g);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (static_cast<std::int64_t>(w[i] >> 58) == it % 64) next.push_back(lo + static_cast<std::int64_t>(i));
+  }
+  std::sort(next.begin(), next.end());
+  next.erase(std::unique(next.begin(), next.end()), next.end());
+  marks.swap(next);
+}
+
 class ResizeApp : public fx::ResilientApp {
  public:
   void setup(fx::Context& ctx) override {
@@ -51,13 +71,20 @@ class ResizeApp : public fx::ResilientApp {
     cli.add_option("--expect-size", expect_size_);
     cli.add_option("--expect-resume", expect_resume_);
     cli.add_option("--step-ms", step_ms_);
+    cli.add_flag("--resizable", resizable_);
     bool clean = false;
     cli.add_flag("--clean-dir", clean);
     fx_test::parse_app_args(cli, ctx);
     if (clean) fx_test::clean_checkpoint_dir(ctx);
     mine_ = block(words_, ctx.size(), ctx.rank());
     w_.assign(static_cast<std::size_t>(mine_.hi - mine_.lo), 0);
-    ctx.store().add("words", w_);
+    marks_.clear();
+    if (resizable_) {
+      ctx.store().add("words", fx::resizable(w_));
+      ctx.store().add("marks", fx::resizable(marks_));
+    } else {
+      ctx.store().add("words", w_);
+    }
     ctx.store().add_scalar("acc", acc_);
     ctx.store().add_scalar("next", next_);
   }
@@ -93,6 +120,11 @@ class ResizeApp : public fx::ResilientApp {
           for (std::int64_t g = std::max(r.lo, mine_.lo); g < std::min(r.hi, mine_.hi); ++g) {
             w_[static_cast<std::size_t>(g - mine_.lo)] = src[g - r.lo];
           }
+          if (resizable_) {
+            const std::int64_t* marks = piece.data<std::int64_t>("marks", &n);
+            for (std::size_t i = 0; i < n; ++i)
+              if (marks[i] >= mine_.lo && marks[i] < mine_.hi) marks_.push_back(marks[i]);
+          }
           accs.push_back(piece.scalar<std::uint64_t>("acc"));
           next_ = piece.scalar<std::int64_t>("next");
         });
@@ -120,6 +152,7 @@ class ResizeApp : public fx::ResilientApp {
       local += w_[i] >> 7;
     }
     acc_ = acc_ * 31 + ctx.comm().allreduce(local, MPI_SUM);
+    if (resizable_) update_marks(marks_, w_, mine_.lo, it);
     next_ = it + 1;
     if (step_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms_));
     return next_ >= iters_;
@@ -130,6 +163,7 @@ class ResizeApp : public fx::ResilientApp {
     for (std::int64_t g = 0; g < words_; ++g)
       w[static_cast<std::size_t>(g)] = 0x9e3779b97f4a7c15ULL ^ static_cast<std::uint64_t>(g);
     std::uint64_t acc = 0;
+    std::vector<std::int64_t> marks;  // the whole array's: marks depend on nothing but position
     for (std::int64_t it = 0; it < iters_; ++it) {
       std::uint64_t sum = 0;
       for (std::int64_t g = 0; g < words_; ++g) {
@@ -138,9 +172,15 @@ class ResizeApp : public fx::ResilientApp {
         sum += x >> 7;
       }
       acc = acc * 31 + sum;
+      if (resizable_) update_marks(marks, w, 0, it);
     }
     std::string problems;
     if (!std::equal(w_.begin(), w_.end(), w.begin() + mine_.lo)) problems += " words differ;";
+    std::vector<std::int64_t> my_marks;
+    for (const auto g : marks)
+      if (g >= mine_.lo && g < mine_.hi) my_marks.push_back(g);
+    if (marks_ != my_marks)
+      problems += fmt::format(" marks differ ({} entries, {} expected);", marks_.size(), my_marks.size());
     if (acc_ != acc) problems += fmt::format(" acc {} != {};", acc_, acc);
     const auto& st = ctx.store().last_restore_stats();
     if (!expect_level_.empty() && fx::to_string(st.level) != expect_level_) {
@@ -170,6 +210,8 @@ class ResizeApp : public fx::ResilientApp {
   std::int64_t expect_resume_ = -1;
   Range mine_;
   std::vector<std::uint64_t> w_;
+  bool resizable_ = false;
+  std::vector<std::int64_t> marks_;
   std::uint64_t acc_ = 0;
   std::int64_t next_ = 0;
   std::int64_t resumed_at_ = -1;

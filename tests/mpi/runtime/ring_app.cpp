@@ -9,6 +9,13 @@
 //   --expect-recoveries K --expect-size S --expect-role ROLE@RANK
 //   --derived (also reduce over a communicator split from the app comm)
 //   --throw-on-rank R (rank R throws at iteration 5: the job must end, exit 1)
+//   --legacy unchecked|checked (the ring's exchange and sum as raw MPI calls
+//   on ctx.comm().raw(), their return codes ignored, or passed to
+//   fx::check_mpi: code fx did not write)
+//   --commit-multiple K (can_checkpoint: commits only at multiples of K)
+//   --explicit-commit K (the app commits itself after every K-th step)
+//   Every rank counts the steps it completed while !ctx.replaying(): a rank
+//   that ran from the start must have counted each exactly once.
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
@@ -19,6 +26,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +41,9 @@ struct Options {
   bool derived = false;
   int throw_rank = -1;     // this logical rank throws an fx::Error at iteration 5
   std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
+  std::string legacy;      // "", "unchecked" or "checked"
+  int commit_multiple = 0;
+  int explicit_commit = 0;
 };
 
 class RingApp : public fx::ResilientApp {
@@ -47,6 +58,9 @@ class RingApp : public fx::ResilientApp {
     cli.add_flag("--derived", opt_.derived);
     cli.add_option("--throw-on-rank", opt_.throw_rank);
     cli.add_option("--block-path", opt_.block_path);
+    cli.add_option("--legacy", opt_.legacy)->check(CLI::IsMember({"unchecked", "checked"}));
+    cli.add_option("--commit-multiple", opt_.commit_multiple);
+    cli.add_option("--explicit-commit", opt_.explicit_commit);
     fx_test::parse_app_args(cli, ctx);
     data_.assign(opt_.n, 0);
     ctx.store().add("data", data_);
@@ -69,16 +83,36 @@ class RingApp : public fx::ResilientApp {
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;
-    comm.sendrecv(&data_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
+    if (opt_.legacy.empty()) {
+      comm.sendrecv(&data_[0], 1, (r + 1) % p, &left, 1, (r + p - 1) % p, 7);
+    } else {
+      legacy(ctx, MPI_Sendrecv(&data_[0], 1, MPI_UINT64_T, (r + 1) % p, 7, &left, 1, MPI_UINT64_T,
+                               (r + p - 1) % p, 7, comm.raw(), MPI_STATUS_IGNORE));
+    }
     ctx.fault_point(fx::Phase::halo);
     const std::uint64_t local = fx_test::ring_advance(data_, r, it, left);
-    acc_ = acc_ * 31 + comm.allreduce(local, MPI_SUM);
+    std::uint64_t sum = 0;
+    if (opt_.legacy.empty())
+      sum = comm.allreduce(local, MPI_SUM);
+    else
+      legacy(ctx, MPI_Allreduce(&local, &sum, 1, MPI_UINT64_T, MPI_SUM, comm.raw()));
+    acc_ = acc_ * 31 + sum;
     if (opt_.derived) acc_ += half_.allreduce(local, MPI_SUM) & 0xff;
     if (opt_.step_ms > 0) {
       timespec ts{0, static_cast<long>(opt_.step_ms * 1e6)};
       nanosleep(&ts, nullptr);
     }
+    if (!ctx.replaying() && !ctx.failing()) ++printed_[it];  // a step's output, printed once
+    const auto committed = ctx.store().committed_iteration();
+    if (opt_.commit_multiple > 0 && committed && *committed % opt_.commit_multiple != 0)
+      problems_ +=
+          fmt::format(" committed iteration {} is no multiple of {};", *committed, opt_.commit_multiple);
+    if (opt_.explicit_commit > 0 && (it + 1) % opt_.explicit_commit == 0) ctx.store().commit(it + 1);
     return it + 1 >= opt_.iters;
+  }
+
+  bool can_checkpoint(fx::Context&, std::int64_t iteration) override {
+    return opt_.commit_multiple <= 0 || iteration % opt_.commit_multiple == 0;
   }
 
   void finish(fx::Context& ctx) override {
@@ -93,6 +127,13 @@ class RingApp : public fx::ResilientApp {
       FX_THROW(fx::Error, fmt::format("{} failure callbacks ran for {} recoveries since setup", callbacks_,
                                       ctx.recoveries() - recoveries_at_setup_));
     }
+    if ((opt_.commit_multiple > 0 || opt_.explicit_commit > 0) && !ctx.store().committed_iteration())
+      problems_ += " no version was committed;";
+    if (recoveries_at_setup_ == 0) {
+      for (std::int64_t it = 0; it < opt_.iters; ++it)
+        if (printed_[it] != 1) problems_ += fmt::format(" step {} printed {} times;", it, printed_[it]);
+    }
+    fx_test::agree_verdict(ctx, problems_);
     const auto roles = ctx.comm().gather(static_cast<int>(ctx.role()), 0);
     if (ctx.rank() != 0) return;
     if (!opt_.block_path.empty()) std::ofstream(opt_.block_path) << "in the report's way\n";
@@ -121,7 +162,14 @@ class RingApp : public fx::ResilientApp {
     return fx_test::ring_replay(p, opt_.n, opt_.iters, options).acc;
   }
 
+  // A raw MPI call's return code, as code fx did not write handles it.
+  void legacy(const fx::Context& ctx, int rc) const {
+    if (opt_.legacy == "checked") fx::check_mpi(ctx.comm().raw(), rc, "ring_app's raw MPI call");
+  }
+
   Options opt_;
+  std::map<std::int64_t, int> printed_;  // never registered: what this process printed
+  std::string problems_;
   std::vector<std::uint64_t> data_;
   std::uint64_t acc_ = 0;
   fx::Comm half_;

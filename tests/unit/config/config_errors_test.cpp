@@ -324,7 +324,8 @@ const std::vector<BadCase> kCases = {
      0,
      "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, "
      "commit-posted, commit-agree, node-write, "
-     "restore, restore-load, start-restore, repair, tryblock-commit, spare-idle, finalize (did you mean "
+     "restore, restore-load, restored, start-restore, repair, tryblock-commit, spare-idle, finalize (did you "
+     "mean "
      "'halo'?), "
      "got 'halos'"},
     {"bitflip_without_member",

@@ -3,6 +3,7 @@
 // default memory space: device memory on a GPU build, where make_member
 // chooses this path itself; on a host build the same path is forced
 // (detail::staged_member), so CI runs the code a GPU runs.
+#include <fx/data_store/member_shape.hpp>
 #include <fx/data_store/store.hpp>
 #include <gtest/gtest.h>
 
@@ -123,6 +124,37 @@ TEST(DeviceMember, ImageRoundTripThroughPinnedStagingIsBitIdentical) {
   fx::detail::unpack_image(back, p.image.data(), b.members, "device image", &staging);
   EXPECT_TRUE(same_bits(a.field, b.field));
   EXPECT_TRUE(same_bits(a.grid, b.grid));
+}
+
+// fx::resizable on a device View: the extents at the commit travel with the
+// image; the restore reallocates the View (in device memory) before the
+// pinned copy goes to it.
+TEST(DeviceMember, ResizableViewComesBackAtTheCommittedExtent) {
+  using Atoms = Kokkos::View<double* [3]>;
+  Atoms x("atoms", 11);
+  Kokkos::parallel_for(
+      "fill", 11, KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) x(i, c) = 0.5 * i + c;
+      });
+  Kokkos::fence();
+  auto shape = [&x] { return std::vector<std::size_t>{x.extent(0), 3}; };
+  auto reshape = [&x](const std::vector<std::size_t>& e) { fx::detail::reshape_view(x, e, "atoms"); };
+  std::vector<fx::Member> members{kOnDevice
+                                      ? fx::make_member("atoms", fx::resizable(x))
+                                      : fx::detail::resizable_staged_member("atoms", &x, shape, reshape)};
+  EXPECT_FALSE(members[0].host);
+  fx::detail::DeviceStaging staging;
+  fx::detail::refresh(members[0]);
+  auto info = fx::detail::layout_image(members, 30, 2, 0, 1);
+  fx::detail::Buffer image;
+  image.reset(info.total_bytes);
+  fx::detail::pack_image(members, info, image.data(), &staging);
+  const Atoms want("want", 11);
+  Kokkos::deep_copy(want, x);
+  x = Atoms("atoms", 4);  // the app's atoms moved on
+  fx::detail::unpack_image(info, image.data(), members, "resizable device image", &staging);
+  ASSERT_EQ(x.extent(0), 11u);
+  EXPECT_TRUE(same_bits(x, want));
 }
 
 TEST(DeviceMember, DamagedBytesAreRefusedBeforeTheyReachTheDevice) {

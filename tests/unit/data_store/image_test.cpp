@@ -142,7 +142,7 @@ TEST(Image, OtherMembersAreIncompatible) {
   EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), b.members, "x"), fx::CheckpointError);
   State c(0.0);
   c.members[0].name = "other";
-  EXPECT_THROW(fx::detail::check_compatible(p.info, c.members, "x"), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::fit_members(p.info, c.members, "x"), fx::CheckpointError);
 }
 
 TEST(Image, EmptyAndZeroSizedMembers) {

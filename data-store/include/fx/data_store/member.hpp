@@ -71,6 +71,16 @@ struct Member {
   std::function<void(const DeviceSpace& space, std::byte* out)> snapshot_to_host;
   ///@}
   Snapshot snapshot = Snapshot::at_commit;  ///< when a commit copies it (DataStore::set_snapshot)
+  /// Set for a member whose size changes (fx::resizable): its extents now,
+  /// read at every commit (which sets `extents` and `bytes` from them),
+  /// and how to reallocate it to the extents of the version a restore
+  /// gives back, before the restore fills it. `reshape` throws
+  /// CheckpointError for extents the member cannot take (a dimension its
+  /// type fixes). Both empty: the member's size is fixed at registration.
+  ///@{
+  std::function<std::vector<std::size_t>()> shape;
+  std::function<void(const std::vector<std::size_t>&)> reshape;
+  ///@}
 };
 
 namespace detail {
@@ -105,6 +115,43 @@ Member host_member(std::string name, std::string type, std::vector<std::size_t> 
                    std::size_t bytes, std::function<std::byte*()> host);
 
 [[noreturn]] void throw_resized(const std::string& name, std::size_t registered, std::size_t now);
+
+/// A resizable member whose bytes are a contiguous host range: `host`,
+/// `shape` and `reshape` are looked up at each use; save/load copy the
+/// bytes of the current extents.
+Member resizable_host_member(std::string name, std::string type, std::string layout, std::size_t element,
+                             std::function<std::byte*()> host,
+                             std::function<std::vector<std::size_t>()> shape,
+                             std::function<void(const std::vector<std::size_t>&)> reshape);
+
+/// Throws CheckpointError: member `name` cannot take `extents` (`why`).
+[[noreturn]] void throw_reshape(const std::string& name, const std::vector<std::size_t>& extents,
+                                const std::string& why);
+
+/// `view` reallocated (label kept, contents not) to `extents`, one per
+/// dimension, unless it has them already; extents that V's type fixes must
+/// match.
+template <class V>
+void reshape_view(V& view, const std::vector<std::size_t>& extents, const std::string& name) {
+  constexpr unsigned rank = static_cast<unsigned>(V::rank);
+  if (extents.size() != rank)
+    throw_reshape(name, extents, "the View has " + std::to_string(rank) + " dimensions");
+  bool same = true;
+  for (unsigned r = 0; r < rank; ++r) {
+    if (r >= static_cast<unsigned>(V::rank_dynamic) && extents[r] != view.extent(r))
+      throw_reshape(
+          name, extents,
+          "its type fixes dimension " + std::to_string(r) + " at " + std::to_string(view.extent(r)));
+    same = same && extents[r] == view.extent(r);
+  }
+  if (same) return;
+  std::size_t n[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  for (unsigned r = 0; r < rank; ++r) n[r] = extents[r];
+  const typename V::array_layout layout(n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]);
+  const std::string label = view.label();
+  view = V();  // the old allocation goes first: the peak stays one copy
+  view = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), layout);
+}
 
 template <class V>
 constexpr bool dense_layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutRight> ||
@@ -298,6 +345,91 @@ Member make_member(const std::string& name, Followed<V> followed) {
     m.save = [current, name](std::byte* out) { make_member(name, current()).save(out); };
     m.load = [current, name](const std::byte* in) { make_member(name, current()).load(in); };
     return m;
+  }
+}
+
+namespace detail {
+/// A resizable dense View copied through the store's staging (make_member's
+/// path for device Views; tests force it on host Views).
+template <class V, class Shape, class Reshape>
+Member resizable_staged_member(const std::string& name, V* p, Shape shape, Reshape reshape) {
+  Member m = staged_member(name, *p, [p]() -> const V& { return *p; });
+  m.shape = std::move(shape);
+  m.reshape = std::move(reshape);
+  return m;
+}
+}  // namespace detail
+
+/// A member whose size changes while registered (particles that migrate
+/// between ranks, an adaptive mesh): fx::resizable(v) registers a
+/// std::vector or a Kokkos::View by handle; every commit takes it at the
+/// extents it has then (ranks may differ), and a restore reallocates it to
+/// the extents of the version it gives back (std::vector::resize; a View
+/// keeps its label) before filling it, on survivors and recruited ranks
+/// alike. A View's extents that its type fixes (the 3 of View<double*[3]>)
+/// cannot change. The object must outlive its registration (a data
+/// member, not a local); a resizable member is copied at the commit
+/// (Snapshot::at_commit).
+/// \code
+///   ctx.store().add("x", fx::resizable(x_));  // Kokkos::View<double*[3]> x_;
+/// \endcode
+template <class T>
+struct Resizable {
+  T* object;  ///< the std::vector or View registered
+};
+/// Register a std::vector whose size changes (see fx::Resizable).
+template <class T>
+Resizable<std::vector<T>> resizable(std::vector<T>& v) {
+  return {&v};
+}
+/// Register a Kokkos::View whose extents change (see fx::Resizable).
+template <class D, class... P>
+Resizable<Kokkos::View<D, P...>> resizable(Kokkos::View<D, P...>& view) {
+  return {&view};
+}
+
+/// A std::vector whose size changes (fx::resizable).
+template <class T>
+Member make_member(const std::string& name, Resizable<std::vector<T>> r) {
+  static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
+  static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is not contiguous");
+  std::vector<T>* p = r.object;
+  return detail::resizable_host_member(
+      name, detail::type_name<T>(), "right", sizeof(T),
+      [p] { return reinterpret_cast<std::byte*>(p->data()); },
+      [p] { return std::vector<std::size_t>{p->size()}; },
+      [p, name](const std::vector<std::size_t>& e) {
+        if (e.size() != 1) detail::throw_reshape(name, e, "a std::vector has one dimension");
+        p->resize(e[0]);
+      });
+}
+
+/// A Kokkos::View whose extents change (fx::resizable): LayoutRight or
+/// LayoutLeft, in host or device memory (device Views go through the
+/// store's pinned staging memory, as fixed ones do).
+template <class D, class... P>
+Member make_member(const std::string& name, Resizable<Kokkos::View<D, P...>> r) {
+  using V = Kokkos::View<D, P...>;
+  using T = typename V::non_const_value_type;
+  static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
+  static_assert(!std::is_const_v<typename V::value_type>, "a const View cannot be restored");
+  static_assert(detail::dense_layout<V>, "resizable View members are LayoutRight or LayoutLeft");
+  V* p = r.object;
+  auto shape = [p] {
+    std::vector<std::size_t> e;
+    for (unsigned d = 0; d < static_cast<unsigned>(V::rank); ++d) e.push_back(p->extent(d));
+    return e;
+  };
+  auto reshape = [p, name](const std::vector<std::size_t>& e) { detail::reshape_view(*p, e, name); };
+  constexpr bool host_ok =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename V::memory_space>::accessible;
+  if constexpr (host_ok) {
+    const char* layout = std::is_same_v<typename V::array_layout, Kokkos::LayoutLeft> ? "left" : "right";
+    return detail::resizable_host_member(
+        name, detail::type_name<T>(), layout, sizeof(T),
+        [p] { return reinterpret_cast<std::byte*>(p->data()); }, shape, reshape);
+  } else {
+    return detail::resizable_staged_member(name, p, shape, reshape);
   }
 }
 

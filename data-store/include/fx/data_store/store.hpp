@@ -78,6 +78,8 @@ struct CheckpointStats {
 
 /// Named points inside commit() and restore() where a fault may be injected
 /// (the runtime maps them to fx::Phase; the store knows nothing of injection).
+/// commit_begin: a commit() was called, before anything else (the
+/// runtime's own commits and the app's explicit ones alike);
 /// commit_save: before this rank packs its members (the members' save), after
 /// the commit's set-up collectives; commit_posted: an asynchronous commit has
 /// posted its exchange and is about to return (its image in flight);
@@ -85,7 +87,7 @@ struct CheckpointStats {
 /// version (asynchronous: inside progress() or flush(), steps later);
 /// node_write: this rank's node-local files written, before their
 /// agreement; restore_load: before a restore loads its version.
-enum class StorePoint { commit_save, commit_posted, commit_agree, node_write, restore_load };
+enum class StorePoint { commit_begin, commit_save, commit_posted, commit_agree, node_write, restore_load };
 
 /// Versioned, globally consistent checkpoints of the members registered on
 /// every rank of one communicator (see the file's description for the levels).

@@ -39,6 +39,12 @@ int agree(MPI_Comm comm, int* flag);
 int iagree(MPI_Comm comm, int* flag, MPI_Request* request);
 // MPIX_Comm_is_revoked (false without ULFM).
 bool comm_revoked(MPI_Comm comm);
+// Errors on `comm` return (as MPI_ERRORS_RETURN), and a process failure or
+// a revoke seen by any call on it, fx's or the application's own, revokes
+// it: a failure that code calling MPI directly did not check still reaches
+// every rank, and the runtime finds the communicator revoked at the step's
+// end (docs/user-guide.md: "Code that calls MPI itself").
+void set_revoking_errhandler(MPI_Comm comm);
 
 // An agreement on `flag` (bitwise AND over the live processes), the one
 // place fx agrees. Open MPI's agreement (ERA) can write its result after it

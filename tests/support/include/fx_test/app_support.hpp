@@ -42,6 +42,9 @@ struct RingReplayOptions {
   std::function<std::uint64_t(std::uint64_t, const std::vector<std::uint64_t>&)> fold = ring_fold;
   // An iteration that changed nothing (all contributions 0), or -1.
   std::int64_t skipped = -1;
+  // Called after rank r's words advanced in iteration `it` (state an app
+  // derives from them, replayed alongside).
+  std::function<void(std::size_t r, std::int64_t it, const std::vector<std::uint64_t>& words)> after_step;
 };
 RingReplay ring_replay(int p, std::size_t n, std::int64_t iters, const RingReplayOptions& options = {});
 
