@@ -77,10 +77,7 @@ std::uint64_t bits_of(const T& value) {
 class MinifeApp : public fx::ResilientApp {
  public:
   // The app: keys, checked by fx::run before any MPI communication.
-  static std::vector<std::string> config_keys() {
-    Params p;
-    return p.declare().keys();
-  }
+  static std::vector<std::string> config_keys() { return miniapps::param_keys<Params>(); }
 
   // Every (re)start of this process and after a shrink: parameters, the
   // shape of this rank's rows for ctx.size() ranks, the CG vectors,
@@ -88,10 +85,7 @@ class MinifeApp : public fx::ResilientApp {
   // the first step of a recruited rank) or, with static_matrix, from the
   // store's restore: A and b are static members, sent to the buddy once.
   void setup(fx::Context& ctx) override {
-    Params p;
-    miniapps::ParamSet set = p.declare();
-    miniapps::resolve_params(set, ctx, kName, kDescription);
-    p.check(set, ctx.size());
+    const Params p = miniapps::resolved_params<Params>(ctx, kName, kDescription);
     abft_ = p.abft;
     static_matrix_ = p.static_matrix;
     packed_ = {};

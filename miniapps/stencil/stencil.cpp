@@ -34,18 +34,12 @@ constexpr const char* kDescription = "3D heat equation, 7-point Jacobi, resilien
 class StencilApp : public fx::ResilientApp {
  public:
   // The app: keys, checked by fx::run before any MPI communication.
-  static std::vector<std::string> config_keys() {
-    Params p;
-    return p.declare().keys();
-  }
+  static std::vector<std::string> config_keys() { return miniapps::param_keys<Params>(); }
 
   // Every (re)start of this process and after a shrink: parameters, the
   // decomposition for ctx.size() ranks, the fields, their registration.
   void setup(fx::Context& ctx) override {
-    Params p;
-    miniapps::ParamSet set = p.declare();
-    miniapps::resolve_params(set, ctx, kName, kDescription);
-    p.check(set, ctx.size());
+    const Params p = miniapps::resolved_params<Params>(ctx, kName, kDescription);
     solver_ = std::make_unique<Solver>(p, ctx.rank(), ctx.size(),
                                        [](const std::string& line) { fx::log::info("{}", line); });
     solver_->on_halo([&ctx] { ctx.fault_point(fx::Phase::halo); });

@@ -19,7 +19,11 @@
 # number of process failures the report must list with EXPECT 3, when it is
 # not one per injected spec: a TryBlock rollback survives without a death),
 # E2E_MAX_RSS_RATIO (the app's `timing: peak_rss_max_kb` at most this many
-# times the reference's).
+# times the reference's), E2E_SAME_LINES (an extended regex: the app's stdout
+# lines matching it must be the reference's, in order: output such as md's
+# thermo rows, which a recovery must neither repeat nor lose),
+# E2E_CHECKPOINT_DIR (the app's HDF5 directory instead of WORKDIR/checkpoints:
+# a cold restart from what an earlier test left there).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -46,7 +50,7 @@ rc=$?
 grep '^result: ' "$work/ref.out" >"$work/ref.results" || fail "reference printed no result lines"
 
 # The run under test.
-export FX_CHECKPOINT_DIR="$work/checkpoints" FX_REPORT="$work/report.yaml"
+export FX_CHECKPOINT_DIR="${E2E_CHECKPOINT_DIR:-$work/checkpoints}" FX_REPORT="$work/report.yaml"
 if [ "$inject" = "-" ]; then unset FX_INJECT; else export FX_INJECT="$inject"; fi
 start=$(date +%s.%N)
 "$launcher" -n "$np" -s "$spares" -t "$limit" -- "${app[@]}" >"$work/app.out" 2>"$work/app.err"
@@ -77,6 +81,10 @@ if [ "$expect" -eq 4 ]; then
   exit 0
 fi
 
+if [ -n "${E2E_SAME_LINES:-}" ]; then
+  diff <(grep -E "$E2E_SAME_LINES" "$work/ref.out") <(grep -E "$E2E_SAME_LINES" "$work/app.out") >&2 ||
+    fail "the app's lines matching /$E2E_SAME_LINES/ are not the reference's (above: < reference, > app)"
+fi
 grep '^result: ' "$work/app.out" >"$work/app.results" || fail "app printed no result lines"
 python3 - "$work/ref.results" "$work/app.results" "$rtol" <<'PY' || fail "answers differ"
 import sys

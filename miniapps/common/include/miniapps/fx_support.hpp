@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace miniapps {
 
@@ -19,6 +20,25 @@ namespace miniapps {
 inline void resolve_params(ParamSet& set, const fx::Context& ctx, const std::string& name,
                            const std::string& description) {
   set.resolve(ctx.config(), parse_app_args(set, name, description, ctx.args()));
+}
+
+// An app's Params (a struct with declare() and check()) resolved inside fx
+// and checked against ctx.size() ranks.
+template <class Params>
+Params resolved_params(const fx::Context& ctx, const std::string& name, const std::string& description) {
+  Params p;
+  ParamSet set = p.declare();
+  resolve_params(set, ctx, name, description);
+  p.check(set, ctx.size());
+  return p;
+}
+
+// The keys of an app: section (an app's config_keys(), which fx::run checks
+// before any MPI communication).
+template <class Params>
+std::vector<std::string> param_keys() {
+  Params p;
+  return p.declare().keys();
 }
 
 // Results into the run report (rank 0) and onto stdout as `result:` lines.
