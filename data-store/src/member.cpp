@@ -48,7 +48,7 @@ void throw_resized(const std::string& name, std::size_t registered, std::size_t 
 }
 
 Member resizable_host_member(std::string name, std::string type, std::string layout, std::size_t element,
-                             std::function<std::byte*()> host,
+                             const std::function<std::byte*()>& host,
                              std::function<std::vector<std::size_t>()> shape,
                              std::function<void(const std::vector<std::size_t>&)> reshape) {
   auto bytes_now = [shape, element] {

@@ -491,15 +491,19 @@ void Runtime::choose_interval(double commit_s, double step_s) {
 }
 
 // After a restore, in one reduction: a recovered rank has no interval of its
-// own yet (every: auto), so it takes the survivors'; and every rank learns
-// how far the job had got before the failure (ctx.replaying()).
+// own yet (every: auto), so it takes the survivors'; and how far the job had
+// got before the failure (ctx.replaying()). A process that stepped knows
+// what it completed (and printed) itself: a step whose collectives
+// completed here may have been abandoned (a revoke that came after them),
+// or completed here and been abandoned elsewhere. A recruited process
+// takes the furthest any survivor got.
 void Runtime::sync_interval() {
   pacing_.owed = false;
   if (!pacing_.interval.automatic() && recoveries_ == 0) return;
   std::array<std::int64_t, 2> m{pacing_.interval.every(), reached_};
   app_comm().allreduce(m.data(), m.data(), m.size(), MPI_MAX);
   if (pacing_.interval.automatic()) pacing_.interval.resumed(iteration_, static_cast<int>(m[0]));
-  replay_until_ = m[1];
+  replay_until_ = stepped_ ? reached_ : m[1];
 }
 
 // The policy's commit, put off while the app's can_checkpoint() says no.

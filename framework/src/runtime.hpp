@@ -107,8 +107,9 @@ class Runtime final : public RuntimeServices {
   DataStore& store() { return *store_; }
   Report& report() override { return report_; }
   Comm derive(int color, int key, bool dup) { return comms_.derive(color, key, dup); }
-  // The step about to run (or running) was run before a failure took the
-  // job back to a checkpoint.
+  // The step about to run (or running) was completed before a failure took
+  // the job back to a checkpoint: by this process, or (a recruited one) by
+  // the survivor that got furthest.
   bool replaying() const { return iteration_ < replay_until_; }
   bool failing_in_step() const { return comms_.revoked() || comms_.revoked_unseen(); }
   void add_callback(std::function<void(const FailureEvent&)> cb) { comms_.add_callback(std::move(cb)); }
@@ -187,7 +188,7 @@ class Runtime final : public RuntimeServices {
   bool app_restores_ = false;  // Reinit: the resilient function restores
   std::int64_t iteration_ = 0;
   std::int64_t reached_ = 0;       // the most steps this process has completed
-  std::int64_t replay_until_ = 0;  // the most any active rank had completed at the last restore
+  std::int64_t replay_until_ = 0;  // steps completed before the last restore (sync_interval)
   bool stepped_ = false;           // a step began since this process's setup(): RestoreInfo::fresh_process
   int recoveries_ = 0;
   Verdict verdict_;

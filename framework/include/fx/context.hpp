@@ -50,11 +50,13 @@ class Context {
   int size() const;                ///< the number of logical ranks
   Role role() const;               ///< how this process came to run the app
   std::int64_t iteration() const;  ///< the iteration the app is at
-  /// Whether the step now running was run before: a failure took the job
-  /// back to a checkpoint, and the steps since it are run again. The same
-  /// on every rank; use it to print a step's output once (fx's own
-  /// progress lines do). False at a start from storage: what a job before
-  /// the relaunch printed is not known.
+  /// Whether the step now running was completed before: a failure took the
+  /// job back to a checkpoint, and the steps since it run again. Per
+  /// process: a step this process completed (a recruited spare: a step the
+  /// survivor that got furthest completed). Print a step's output at its
+  /// end only when this is false (and ctx.failing() is too), and each line
+  /// appears once. False at a start from storage: what a job before the
+  /// relaunch printed is not known.
   bool replaying() const;
   /// Whether this step has met a process failure (an fx call's, or a raw
   /// MPI call's that fx's error handler saw): fx abandons the step at its

@@ -120,7 +120,7 @@ Member host_member(std::string name, std::string type, std::vector<std::size_t> 
 /// `shape` and `reshape` are looked up at each use; save/load copy the
 /// bytes of the current extents.
 Member resizable_host_member(std::string name, std::string type, std::string layout, std::size_t element,
-                             std::function<std::byte*()> host,
+                             const std::function<std::byte*()>& host,
                              std::function<std::vector<std::size_t>()> shape,
                              std::function<void(const std::vector<std::size_t>&)> reshape);
 
