@@ -144,7 +144,8 @@ build_kokkos() {
     cmake --build "$work/kokkos-build" -j "$jobs" --target install
 }
 build=${FX_GPU_BUILD_DIR:-$work/build}
-targets=(data_store_device data_store_mpi_test stencil stencil_baseline minife minife_baseline device_bench)
+targets=(data_store_device data_store_mpi_test stencil stencil_baseline minife minife_baseline md md_baseline
+  device_bench)
 build_fx() {
   rm -rf "$build"
   local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DKokkos_ROOT="$kokkos"
@@ -187,6 +188,10 @@ check kill_stencil_2p1 180 kill_case kill_stencil_2p1 2 1 "1@45" stencil
 check kill_stencil_4p2 180 kill_case kill_stencil_4p2 4 2 "2@40/halo" stencil
 check kill_minife_2p1 180 kill_case kill_minife_2p1 2 1 "1@20" minife
 check kill_minife_4p2 180 kill_case kill_minife_4p2 4 2 "2@20" minife
+# md's atoms are resizable device Views: their extents at the commit come
+# back through the pinned staging path.
+check kill_md_2p1 180 kill_case kill_md_2p1 2 1 "1@45" md
+check kill_md_4p2 180 kill_case kill_md_4p2 4 2 "2@47/halo" md
 
 # A kill with 1 GiB of device state per rank (u; v beside it): 4+2, the
 # recovery's phases from the run report, the answer against the baseline.

@@ -20,7 +20,13 @@
 #              between 0.98 and 1.06; the summary also gives the median of
 #              the per-pair ratios and its 90 % bootstrap interval
 #
-#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]
+#   md         LAMMPS in.lj (32,000 atoms, 200 steps) on 4 ranks: md with a
+#              checkpoint every 20 steps (its atoms fx::resizable) against
+#              md_baseline, runs interleaved: loop time and peak memory per
+#              pair; then 4+2 with a kill of rank 2 at step 50 (the
+#              checkpoint of 40 restored): kill -> first resumed step
+#
+#   bench/miniapps/run.sh [BUILD_DIR OUT.yaml] [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async|md ...]
 #
 # `./fx bench miniapps` runs it (bench/miniapps/benchmarks.txt) with the
 # build directory and bench/results/miniapps.yaml. Otherwise it writes
@@ -42,14 +48,14 @@ while getopts "r:a:o:" opt; do
     r) reps=$OPTARG ;;
     a) async_pairs=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) echo "usage: $0 [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-r REPS] [-a PAIRS] [-o OUT.yaml] [overhead|bandwidth|recovery|async|md ...]" >&2; exit 2 ;;
   esac
 done
 async_pairs=${async_pairs:-$reps}
 shift $((OPTIND - 1))
-parts=${*:-overhead bandwidth recovery async}
+parts=${*:-overhead bandwidth recovery async md}
 bin=$FX_BUILD_DIR/miniapps
-for exe in stencil/stencil stencil/stencil_baseline minife/minife minife/minife_baseline; do
+for exe in stencil/stencil stencil/stencil_baseline minife/minife minife/minife_baseline md/md md/md_baseline; do
   [ -x "$bin/$exe" ] || { echo "bench: $bin/$exe not built" >&2; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/fx-bench-miniapps.XXXXXX")
@@ -151,6 +157,19 @@ if [[ " $parts " == *" async "* ]]; then
   done
 fi
 
+if [[ " $parts " == *" md "* ]]; then
+  md=(--steps "${FX_BENCH_MD_STEPS:-200}" --thermo-every 1000)
+  echo "md: in.lj, 4 ranks, fx with a checkpoint every 20 steps vs the baseline, $reps interleaved pairs"
+  for ((i = 0; i < reps; ++i)); do
+    run md_baseline 4 0 FX_BENCH=1 -- "$bin/md/md_baseline" "${md[@]}"
+    run md_fx 4 0 FX_BENCH=1 -- "$bin/md/md" "${md[@]}" --fx-set checkpoint.memory.every=20
+  done
+  echo "md: 4+2 ranks, checkpoint every 20 steps, kill of rank 2 at step 50"
+  for ((i = 0; i < reps; ++i)); do
+    run md_recovery_kill 4 2 FX_INJECT=2@50 -- "$bin/md/md" "${md[@]}" --fx-set checkpoint.memory.every=20
+  done
+fi
+
 # The summary goes through PyYAML (bench/common/bench_results.py).
 PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$samples" "$out" "$reps" <<'PY'
 import sys, statistics, datetime, platform
@@ -238,6 +257,37 @@ if "stencil_async" in data and "stencil_sync" in data:
                     "sync_commit_s": round(med(s, "ckpt_wait_s"), 5),
                     "commit_wait_ratio": round(med(a, "ckpt_wait_s") / med(s, "ckpt_wait_s"), 4),
                     "target_commit_wait_ratio": bench_results.target("<=", 0.3)}
+if "md_baseline" in data and "md_fx" in data:
+    b, f = data["md_baseline"], data["md_fx"]
+    loop = bench_results.paired_ratio(f["loop_s"], b["loop_s"])
+    rss = bench_results.paired_ratio(f["peak_rss_max_kb"], b["peak_rss_max_kb"])
+    md = {"ranks": 4, "atoms": int(med("md_fx", "atoms")), "steps": int(med("md_fx", "steps")),
+          "checkpoint_every": 20,
+          # the loop from initialize() to the end, commits included
+          "baseline_loop_s": round(med("md_baseline", "loop_s"), 4), "fx_loop_s": round(med("md_fx", "loop_s"), 4),
+          "loop_ratio_per_pair": loop, "target_loop_ratio": bench_results.target("<=", 1.02),
+          "loop_met": loop["median"] <= 1.02,
+          "baseline_step_median_s": round(med("md_baseline", "step_median_s"), 6),
+          "fx_step_median_s": round(med("md_fx", "step_median_s"), 6),
+          "baseline_peak_rss_kb": int(med("md_baseline", "peak_rss_max_kb")),
+          "fx_peak_rss_kb": int(med("md_fx", "peak_rss_max_kb")),
+          "peak_rss_ratio_per_pair": rss, "target_peak_rss_ratio": bench_results.target("<=", 1.3),
+          "peak_rss_met": rss["median"] <= 1.3,
+          "answers_match": all(data["md_fx"][k] == data["md_baseline"][k]
+                               for k in ("temp", "e_pair", "etotal", "press") if k in data["md_fx"])}
+    kill = "md_recovery_kill"
+    if kill in data:
+        md["recovery"] = {"active": 4, "spares": 2, "killed_at_step": 50,
+                          "restored_iteration": int(med(kill, "restored_iteration")),
+                          # kill -> first step completed after the repair (the fx report)
+                          "kill_to_resumed_s": bench_results.median_interval(data[kill]["recovery_total_s"]),
+                          "detect_s": round(med(kill, "recovery_detect_s"), 4),
+                          "shrink_s": round(med(kill, "recovery_shrink_s"), 4),
+                          "restore_s": round(med(kill, "recovery_restore_s"), 4),
+                          "step_median_s": round(med(kill, "step_median_s"), 6),
+                          "answers_match": all(data[kill][k] == data["md_baseline"][k]
+                                               for k in ("temp", "e_pair", "etotal", "press") if k in data[kill])}
+    rep["md"] = md
 load = open("/proc/loadavg").read().split()[0] if platform.system() == "Linux" else None
 rep["load_average_at_end"] = None if load is None else float(load)
 bench_results.write(out, rep, "bench/miniapps/run.sh: medians of interleaved runs on this machine")

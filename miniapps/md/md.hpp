@@ -38,6 +38,7 @@
 #include <Kokkos_Core.hpp>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -235,6 +236,9 @@ class Simulation {
     for (const std::uint64_t part : comm.gather(local_digest(atoms_), 0)) digest += part;
     r.add("digest", hex64(digest));
     add_timings(r);
+    std::int64_t rss_max = 0;  // VmHWM, the largest over ranks
+    for (const std::int64_t kb : comm.gather(peak_rss_kb(), 0)) rss_max = std::max(rss_max, kb);
+    r.add_timing("peak_rss_max_kb", double(rss_max));
     return r;
   }
 
