@@ -20,7 +20,8 @@
 #              between 0.98 and 1.06; the summary also gives the median of
 #              the per-pair ratios and its 90 % bootstrap interval
 #
-#   md         LAMMPS in.lj (32,000 atoms, 200 steps) on 4 ranks: md with a
+#   md         LAMMPS in.lj (32,000 atoms, 200 steps) on 4 ranks
+#              (FX_BENCH_MD_RANKS; FX_BENCH_MD_STEPS): md with a
 #              checkpoint every 20 steps (its atoms fx::resizable) against
 #              md_baseline, runs interleaved: loop time and peak memory per
 #              pair; then 4+2 with a kill of rank 2 at step 50 (the
@@ -159,10 +160,11 @@ fi
 
 if [[ " $parts " == *" md "* ]]; then
   md=(--steps "${FX_BENCH_MD_STEPS:-200}" --thermo-every 1000)
-  echo "md: in.lj, 4 ranks, fx with a checkpoint every 20 steps vs the baseline, $reps interleaved pairs"
+  md_np=${FX_BENCH_MD_RANKS:-4}  # 2: a core per rank on this machine
+  echo "md: in.lj, $md_np ranks, fx with a checkpoint every 20 steps vs the baseline, $reps interleaved pairs"
   for ((i = 0; i < reps; ++i)); do
-    run md_baseline 4 0 FX_BENCH=1 -- "$bin/md/md_baseline" "${md[@]}"
-    run md_fx 4 0 FX_BENCH=1 -- "$bin/md/md" "${md[@]}" --fx-set checkpoint.memory.every=20
+    run md_baseline "$md_np" 0 FX_BENCH=1 -- "$bin/md/md_baseline" "${md[@]}"
+    run md_fx "$md_np" 0 FX_BENCH=1 -- "$bin/md/md" "${md[@]}" --fx-set checkpoint.memory.every=20
   done
   echo "md: 4+2 ranks, checkpoint every 20 steps, kill of rank 2 at step 50"
   for ((i = 0; i < reps; ++i)); do
@@ -172,7 +174,7 @@ fi
 
 # The summary goes through PyYAML (bench/common/bench_results.py).
 PYTHONPATH=$root/bench/common${PYTHONPATH:+:$PYTHONPATH} /usr/bin/python3 - "$samples" "$out" "$reps" <<'PY'
-import sys, statistics, datetime, platform
+import os, sys, statistics, datetime, platform
 import bench_results
 samples, out, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = {}
@@ -261,7 +263,8 @@ if "md_baseline" in data and "md_fx" in data:
     b, f = data["md_baseline"], data["md_fx"]
     loop = bench_results.paired_ratio(f["loop_s"], b["loop_s"])
     rss = bench_results.paired_ratio(f["peak_rss_max_kb"], b["peak_rss_max_kb"])
-    md = {"ranks": 4, "atoms": int(med("md_fx", "atoms")), "steps": int(med("md_fx", "steps")),
+    md = {"ranks": int(os.environ.get("FX_BENCH_MD_RANKS", "4")), "atoms": int(med("md_fx", "atoms")),
+          "steps": int(med("md_fx", "steps")),
           "checkpoint_every": 20,
           # the loop from initialize() to the end, commits included
           "baseline_loop_s": round(med("md_baseline", "loop_s"), 4), "fx_loop_s": round(med("md_fx", "loop_s"), 4),
@@ -276,7 +279,9 @@ if "md_baseline" in data and "md_fx" in data:
           "answers_match": all(data["md_fx"][k] == data["md_baseline"][k]
                                for k in ("temp", "e_pair", "etotal", "press") if k in data["md_fx"])}
     kill = "md_recovery_kill"
-    if kill in data:
+    if kill in data and "restored_iteration" not in data[kill]:
+        md["recovery"] = "no recovery recorded: the run ended before the kill at step 50"
+    elif kill in data:
         md["recovery"] = {"active": 4, "spares": 2, "killed_at_step": 50,
                           "restored_iteration": int(med(kill, "restored_iteration")),
                           # kill -> first step completed after the repair (the fx report)

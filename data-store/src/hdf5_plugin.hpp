@@ -26,7 +26,7 @@ struct Hdf5Api {
   ImageInfo (*read_rank_file_as_written)(const std::filesystem::path& dir, const Manifest& manifest, int rank,
                                          Buffer& image);
 };
-constexpr int kHdf5ApiVersion = 1;
+constexpr int kHdf5ApiVersion = 2;  // 2: Member has shape and reshape (fx::resizable)
 constexpr const char* kHdf5ApiSymbol = "fx_hdf5_api";
 
 // Loads the plugin (kept loaded for the process): $FX_HDF5_PLUGIN, else

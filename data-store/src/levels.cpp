@@ -85,6 +85,8 @@ std::optional<std::int64_t> DataStore::Impl::restore_from_levels(const detail::R
                                                                  CheckpointStats& st) {
   auto conclude = [&] {
     st.seconds = now() - f.t0;
+    st.bytes = 0;  // as restored: a resizable member at the version's extents
+    for (const auto& m : members) st.bytes += m.bytes;
     st.device_seconds = staging.take_waited_seconds();
     restore_stats = st;
     restored_before = true;  // only a restore that returned has read storage (plan_without_exchange)

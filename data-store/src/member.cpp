@@ -74,6 +74,12 @@ void throw_reshape(const std::string& name, const std::vector<std::size_t>& exte
                        fmt::join(extents, ", "), why));
 }
 
+void throw_padded(const std::string& name, std::size_t span, std::size_t size) {
+  FX_THROW(UsageError, fmt::format("data store: resizable View '{}' spans {} elements for its {} (padded): "
+                                   "register an unpadded View",
+                                   name, span, size));
+}
+
 void refresh(Member& m) {
   if (!m.shape) return;
   m.extents = m.shape();

@@ -106,7 +106,8 @@ bool DataStore::Impl::protect_parity(Slot& s, bool mine_ok) {
 // times cheaper than 4 KiB page faults.
 void DataStore::Impl::advise_fresh_members() {
   for (const auto& m : members) {
-    if (m.host) detail::advise_huge_pages(m.host(), m.bytes);
+    // A resizable member is reallocated to the version's extents first.
+    if (m.host && !m.shape) detail::advise_huge_pages(m.host(), m.bytes);
   }
 }
 

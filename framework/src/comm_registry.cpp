@@ -57,11 +57,17 @@ void CommRegistry::free_revoked() {
   for (auto& d : derived_) free_comm(d.slot->raw);
 }
 
+// Revoked, and a process of it known to have failed: a TryBlock's deadline
+// revokes a communicator with nobody dead (the block rebuilds it), and that
+// is no failure to repair.
 bool CommRegistry::revoked_unseen() const {
   if (revoked_) return false;
-  if (ulfm::comm_revoked(app_.raw())) return true;
-  return std::any_of(derived_.begin(), derived_.end(),
-                     [](const Derived& d) { return ulfm::comm_revoked(d.slot->raw); });
+  auto failed = [](MPI_Comm c) {
+    std::vector<int> ranks;
+    return ulfm::comm_revoked(c) && ulfm::get_failed(c, ranks) == MPI_SUCCESS && !ranks.empty();
+  };
+  if (failed(app_.raw())) return true;
+  return std::any_of(derived_.begin(), derived_.end(), [&](const Derived& d) { return failed(d.slot->raw); });
 }
 
 void CommRegistry::install(MPI_Comm app, bool survivor) {

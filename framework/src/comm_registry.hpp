@@ -34,7 +34,8 @@ class CommRegistry {
   // Revoked by a failure, repair pending.
   bool revoked() const { return revoked_; }
   // Revoked by the error handler (ulfm::set_revoking_errhandler) after a
-  // failure the app's own MPI calls did not check, and not yet by fx.
+  // process failure the app's own MPI calls did not check (one of its
+  // processes is known to have failed), and not yet by fx.
   bool revoked_unseen() const;
   // Revokes app(), every derived communicator and `world` (waking the spares).
   void revoke_all(MPI_Comm world);

@@ -459,7 +459,7 @@ void rebuild(TryFrame& f) {
     FX_THROW(ProcessFailure,
              fmt::format("TryBlock '{}': a process failed while its communicator was rebuilt", f.name), {});
   }
-  MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+  ulfm::set_revoking_errhandler(fresh);  // as every fx communicator: raw calls' failures revoke it
   slot->raw = fresh;
   MPI_Comm_free(&old);
   f.state.revoked_by_me.erase(slot.get());

@@ -75,8 +75,10 @@ class ResilientApp {
   /// members rebuilt) and before the first resumed step: on every rank of
   /// ctx.comm(), survivors and recruited spares alike, and on every rank
   /// of a job that started from a checkpoint. Collective, so it may
-  /// communicate; a failure inside is repaired like any other, the state
-  /// restored again and restored() called again. Rebuild here what is
+  /// communicate; a failure inside is repaired like any other (after a
+  /// repair's restore: the state restored again and restored() called
+  /// again; after resize(), as a failure in the first step after it).
+  /// Rebuild here what is
   /// derived from the registered state and was not registered (ghost
   /// atoms, cell bins, neighbour lists, communication plans): on every
   /// rank, so that a recruited rank and a survivor hold the same

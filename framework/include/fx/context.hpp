@@ -58,11 +58,13 @@ class Context {
   /// appears once. False at a start from storage: what a job before the
   /// relaunch printed is not known.
   bool replaying() const;
-  /// Whether this step has met a process failure (an fx call's, or a raw
-  /// MPI call's that fx's error handler saw): fx abandons the step at its
-  /// end and runs it again from the restored checkpoint, so what it
-  /// computed is not to be printed. Code that checks its MPI calls never
-  /// gets this far (the failed call throws).
+  /// Whether this step has met a process failure: a communicator of the
+  /// app's was revoked (by fx, or by fx's error handler after a raw MPI
+  /// call failed) and this process knows a process of it failed. fx then
+  /// abandons the step at its end and runs it again from the restored
+  /// checkpoint, so what it computed is not to be printed. Code that checks
+  /// its MPI calls never gets this far (the failed call throws). A revoke
+  /// with nobody dead (a TryBlock's deadline) is not a failure.
   bool failing() const;
   int recoveries() const;  ///< repairs this process has been through
 

@@ -124,6 +124,9 @@ Member resizable_host_member(std::string name, std::string type, std::string lay
                              std::function<std::vector<std::size_t>()> shape,
                              std::function<void(const std::vector<std::size_t>&)> reshape);
 
+/// Throws UsageError: resizable View `name` spans `span` elements for `size`.
+[[noreturn]] void throw_padded(const std::string& name, std::size_t span, std::size_t size);
+
 /// Throws CheckpointError: member `name` cannot take `extents` (`why`).
 [[noreturn]] void throw_reshape(const std::string& name, const std::vector<std::size_t>& extents,
                                 const std::string& why);
@@ -415,7 +418,9 @@ Member make_member(const std::string& name, Resizable<Kokkos::View<D, P...>> r) 
   static_assert(!std::is_const_v<typename V::value_type>, "a const View cannot be restored");
   static_assert(detail::dense_layout<V>, "resizable View members are LayoutRight or LayoutLeft");
   V* p = r.object;
-  auto shape = [p] {
+  auto shape = [p, name] {
+    // A padded allocation (Kokkos::AllowPadding) is no one range of its elements.
+    if (p->span() != p->size()) detail::throw_padded(name, p->span(), p->size());
     std::vector<std::size_t> e;
     for (unsigned d = 0; d < static_cast<unsigned>(V::rank); ++d) e.push_back(p->extent(d));
     return e;
