@@ -74,6 +74,22 @@ for v in n s t; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: ${from[$v]} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
 done
 [ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
+[ "$t" -ge 1 ] || { echo "fx run: ${from[t]} expects a time limit of at least 1 second, got '$t'" >&2; exit 2; }
+# The supervisor's options, checked here before anything starts: whole
+# numbers of hosts and relaunches, seconds for the rest (the probe's > 0).
+for ((i = 0; i < ${#sup_args[@]}; i += 2)); do
+  opt=${sup_args[i]} val=${sup_args[i + 1]}
+  case "$opt" in
+    --spare-hosts|--max-relaunches) re='^[0-9]+$' what="a non-negative integer" ;;
+    --probe-timeout) re='^([0-9]*[1-9][0-9]*(\.[0-9]*)?|[0-9]*\.[0-9]*[1-9][0-9]*)$' what="seconds > 0" ;;
+    *) re='^[0-9]+(\.[0-9]+)?$' what="seconds >= 0 (0: off)" ;;
+  esac
+  [[ "$val" =~ $re ]] || { echo "fx run: $opt expects $what, got '$val'" >&2; exit 2; }
+done
+if [ "$supervise" -eq 1 ] && [ -z "$hostfile" ] && [ -z "${SLURM_JOB_NODELIST:-}" ]; then
+  echo "fx run: --supervise needs the hosts to relaunch on: --hostfile FILE, FX_HOSTFILE or a Slurm allocation" >&2
+  exit 2
+fi
 command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
 
 # Where the launcher writes outside its own directory (FX_JOB_INFO, set by

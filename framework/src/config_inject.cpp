@@ -64,7 +64,8 @@ void read_spec(Walker& w, const YAML::Node& m, const std::string& path, Injectio
   s.origin = w.where(t, path + ".target");
   w.record(t, path + ".target");
   w.field(m, path, "iteration", [&](const YAML::Node& v, const std::string& k) {
-    s.iteration = w.integer(v, k, 0, std::numeric_limits<long long>::max(), "an iteration >= 0");
+    s.iteration = w.integer(v, k, 0, std::numeric_limits<long long>::max(),
+                            "an iteration from 0 to 9223372036854775807");
   });
   w.field(m, path, "phase", [&](const YAML::Node& v, const std::string& k) {
     s.phase = from_string<Phase>(w.choice(v, k, phase_names()));
@@ -137,6 +138,45 @@ void check_chaos(Walker& w, const YAML::Node& chaos, const InjectConfig& inj) {
            "a phase an active rank goes through (only spares idle)");
 }
 
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t");
+  const auto b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+// An iteration in FX_INJECT's short form: digits only (its range is the
+// schema's to check, so an iteration too large is named as one).
+bool is_iteration(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// WHEN of TARGET@WHEN: ITERATION, PHASE or ITERATION/PHASE, nothing else.
+void read_when(const std::string& when, const std::string& key, const std::string& item, YAML::Node& spec) {
+  const auto slash = when.find('/');
+  const std::string first = trim(when.substr(0, slash));
+  const std::string second = slash == std::string::npos ? std::string() : trim(when.substr(slash + 1));
+  const bool ok = slash == std::string::npos
+                      ? !first.empty()
+                      : is_iteration(first) && !second.empty() && !is_iteration(second) &&
+                            second.find('/') == std::string::npos;
+  if (!ok)
+    FX_THROW(
+        ConfigError, "env FX_INJECT", key,
+        fmt::format("expected TARGET@ITERATION, TARGET@PHASE or TARGET@ITERATION/PHASE (e.g. 2@45/restore), "
+                    "got '{}'",
+                    item));
+  if (slash == std::string::npos) {
+    spec[is_iteration(first) ? "iteration" : "phase"] = first;
+  } else {
+    spec["iteration"] = first;
+    spec["phase"] = second;
+  }
+}
+
+}  // namespace
+
 // FX_INJECT: failures separated by ';', each either the short form
 // TARGET@WHEN[:ACTION] (WHEN: an iteration, a phase, or ITERATION/PHASE) or
 // key=value pairs separated by ',' with the YAML keys.
@@ -147,11 +187,6 @@ YAML::Node parse_inject_env(const std::string& text) {
   std::replace(normalized.begin(), normalized.end(), '|', ';');
   std::stringstream in(normalized);
   std::size_t i = 0;
-  auto trim = [](const std::string& s) {
-    const auto a = s.find_first_not_of(" \t");
-    const auto b = s.find_last_not_of(" \t");
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-  };
   for (std::string item; std::getline(in, item, ';');) {
     item = trim(item);
     if (item.empty()) continue;
@@ -166,15 +201,7 @@ YAML::Node parse_inject_env(const std::string& text) {
         spec["action"] = trim(when.substr(colon + 1));
         when = when.substr(0, colon);
       }
-      std::stringstream parts(when);
-      for (std::string part; std::getline(parts, part, '/');) {
-        part = trim(part);
-        long long n = 0;
-        if (parse_int(part, n))
-          spec["iteration"] = part;
-        else if (!part.empty())
-          spec["phase"] = part;
-      }
+      read_when(trim(when), key, item, spec);
     } else {
       std::stringstream fields(item);
       for (std::string f; std::getline(fields, f, ',');) {

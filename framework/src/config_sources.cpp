@@ -322,6 +322,12 @@ Config load_config(int& argc, char** argv) {
       file = v;
     } else if (value("--fx-set", v)) {
       sets.push_back(v);
+    } else if (arg.rfind("--fx-", 0) == 0) {
+      // fx owns the prefix: a mistyped flag must not run with defaults.
+      const std::string flag = arg.substr(0, arg.find('='));
+      FX_THROW(ConfigError, "command line", flag,
+               fmt::format("expected --fx-config FILE or --fx-set KEY=VALUE{}, got '{}'",
+                           detail::suggestion(flag, {"--fx-config", "--fx-set"}), arg));
     } else {
       argv[out++] = argv[i];
     }

@@ -40,18 +40,24 @@ void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membe
                                 std::int64_t iteration, bool loud) {
   interrupted();
   t_kill_ = -1;
+  const double t_now = now();
   for (const auto& f : failed) {
     const double tk = read_kill_stamp(f.world_rank);
-    t_kill_ = std::max(t_kill_, tk);
+    // A process that died after the failure this repair started from (in
+    // the repair) was found by the repair itself, by now at the latest: it
+    // was never stamped with the earlier detection (a negative latency).
+    const bool later = tk > t_detect_;
+    const double td = later ? t_now : t_detect_;
+    if (!later) t_kill_ = std::max(t_kill_, tk);
     const std::string& host = m.host(f.world_rank);
-    log::emit(loud ? log::Level::warn : log::Level::debug,
-              "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}",
-              f.world_rank,
-              f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
-              t_detect_ - t_start_,
-              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (t_detect_ - tk) * 1e3) : std::string());
-    report_.add_failure({f.world_rank, f.logical, host, (tk > 0 ? tk : t_detect_) - t_start_,
-                         tk > 0 ? t_detect_ - tk : -1, iteration});
+    log::emit(
+        loud ? log::Level::warn : log::Level::debug,
+        "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}{}", f.world_rank,
+        f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
+        td - t_start_, tk > 0 ? fmt::format(", {:.1f} ms after the kill", (td - tk) * 1e3) : std::string(),
+        later ? " (it died during the repair)" : "");
+    report_.add_failure(
+        {f.world_rank, f.logical, host, (tk > 0 ? tk : td) - t_start_, tk > 0 ? td - tk : -1, iteration});
   }
 }
 

@@ -555,6 +555,30 @@ const std::vector<BadCase> kCases = {
      {},
      0,
      "env FX_INJECT: inject.failures[1]: expected TARGET@WHEN[:ACTION] or key=value,... got 'kill rank 2'"},
+    // The short form's WHEN is ITERATION, PHASE or ITERATION/PHASE: an
+    // iteration too large is named as one, a phase before the iteration
+    // is refused (it was read as 30/restore).
+    {"env_inject_huge_iteration",
+     "",
+     {"FX_INJECT=1@99999999999999999999"},
+     {},
+     0,
+     "env FX_INJECT: inject.failures[0].iteration: expected an iteration from 0 to 9223372036854775807, got "
+     "'99999999999999999999'"},
+    {"env_inject_phase_first",
+     "",
+     {"FX_INJECT=1@restore/30"},
+     {},
+     0,
+     "env FX_INJECT: inject.failures[0]: expected TARGET@ITERATION, TARGET@PHASE or TARGET@ITERATION/PHASE "
+     "(e.g. 2@45/restore), got '1@restore/30'"},
+    {"env_inject_two_iterations",
+     "",
+     {"FX_INJECT=1@30/40"},
+     {},
+     0,
+     "env FX_INJECT: inject.failures[0]: expected TARGET@ITERATION, TARGET@PHASE or TARGET@ITERATION/PHASE "
+     "(e.g. 2@45/restore), got '1@30/40'"},
     {"env_cfg_unknown_key",
      "",
      {"FX_CFG_CHECKPOINT__MEMORY__EVRY=3"},
@@ -620,6 +644,20 @@ TEST(LoadConfigArgv, AnFxFlagIsNoValue) {
             "--fx-config: <file>: expected a file after --fx-config, got the flag '--fx-set'");
   EXPECT_EQ(argv_error({"app", "--fx-set", "--fx-config", "a.yaml"}),
             "--fx-set: <key>: expected key=value after --fx-set, got the flag '--fx-config'");
+}
+
+// fx owns the --fx- prefix: a flag it does not know stops the run (a batch
+// of runs once used defaults, silently, for `--fx-sett k=v`).
+TEST(LoadConfigArgv, UnknownFxFlag) {
+  EXPECT_EQ(argv_error({"app", "--fx-bogus"}),
+            "command line: --fx-bogus: expected --fx-config FILE or --fx-set KEY=VALUE, got '--fx-bogus'");
+  EXPECT_EQ(
+      argv_error({"app", "--fx-sett", "spares=1"}),
+      "command line: --fx-sett: expected --fx-config FILE or --fx-set KEY=VALUE (did you mean '--fx-set'?), "
+      "got '--fx-sett'");
+  EXPECT_EQ(argv_error({"app", "--fx-conifg=a.yaml"}),
+            "command line: --fx-conifg: expected --fx-config FILE or --fx-set KEY=VALUE (did you mean "
+            "'--fx-config'?), got '--fx-conifg=a.yaml'");
 }
 
 TEST(LoadConfigArgv, TwoConfigFiles) {
