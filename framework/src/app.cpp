@@ -44,7 +44,7 @@ namespace {
 }  // namespace
 
 int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
-            const std::vector<std::string>* app_keys) {
+            const AppTraits& traits) {
   // scripts/launch.sh asks an fx program (it finds this flag's text in the
   // executable) for its launch settings before mpiexec starts: no MPI here.
   constexpr std::string_view kPrintLaunch = "--fx-print-launch";
@@ -68,7 +68,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   try {
     config = load_config(argc, argv);
     validate_against_world(config, world_size);
-    if (app_keys) config.app.check_keys(*app_keys);
+    if (traits.keys) config.app.check_keys(*traits.keys);
   } catch (const ConfigError& e) {
     // Every rank parsed the same input and reached the same verdict.
     if (world_rank == 0) {
@@ -86,7 +86,7 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   bool clean = true;
   try {
     auto app = make();
-    Runtime rt(std::move(config), std::move(args), *app);
+    Runtime rt(std::move(config), std::move(args), *app, traits.rebuilds_static);
     rt.execute();
     // The verdict is settled after every live process has agreed to leave,
     // so a death in the last moments (the finalize phase) is in the status,

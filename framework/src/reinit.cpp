@@ -156,7 +156,7 @@ int reinit(int argc, char** argv, const ResilientFunction& fn) {
   }
   if (!fn) FX_THROW(UsageError, "fx::reinit: the resilient function is empty");
   g_used = true;
-  return detail::run_app([&fn] { return std::make_unique<Driver>(fn); }, argc, argv, nullptr);
+  return detail::run_app([&fn] { return std::make_unique<Driver>(fn); }, argc, argv, {});
 }
 
 void set_reinit_mode(ReinitMode mode) {

@@ -56,14 +56,15 @@ Stage after_repair(Stage now, bool recruited, bool shrunk) {
 
 }  // namespace
 
-Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app)
+Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app, bool app_rebuilds_static)
     : config_(std::move(config)),
       args_(std::move(args)),
       app_(app),
       ctx_(*this),
       store_(std::make_unique<DataStore>(config_.checkpoint)),
       comms_(*this),
-      recorder_(report_) {
+      recorder_(report_),
+      app_rebuilds_static_(app_rebuilds_static) {
   // The store's own injection points, at the iteration of the version
   // concerned (an asynchronous commit agrees steps later), else the
   // runtime's.
@@ -271,6 +272,7 @@ void Runtime::prepare() {
     app_.setup(ctx_);
     stepped_ = false;
     recorder_.phase("setup", now() - t);
+    warn_static_unrebuilt();
     stage_ = stage_ == Stage::setup ? Stage::restore : Stage::resize;
   }
   if (stage_ == Stage::resize) resize();
@@ -355,6 +357,23 @@ void Runtime::restore_or_initialize() {
   sync_interval();
   if (restored) after_restore({iteration_, store_->last_restore_level(), !stepped_, false});
   stage_ = Stage::steps;
+}
+
+// Static members that no override of rebuild_static() can bring back end the
+// job (on_lost_checkpoint) after a double failure, any shrink or a restart
+// from storage: nothing at compile time or in the first runs says so.
+void Runtime::warn_static_unrebuilt() {
+  const auto& statics = store_->static_members();
+  if (warned_static_ || app_rebuilds_static_ || statics.empty() || logical_rank() != 0) return;
+  warned_static_ = true;
+  std::vector<std::string> names;
+  for (const auto& m : statics) names.push_back("'" + m.name + "'");
+  log::warn(
+      "static member(s) {} are registered and the app does not override ResilientApp::rebuild_static: after "
+      "a "
+      "rank dies with the holder of its copy, any shrink or a restart from node-local storage or HDF5, "
+      "recovery.on_lost_checkpoint applies ('{}') (docs/user-guide.md)",
+      fmt::join(names, ", "), to_string(config_.recovery.on_lost_checkpoint));
 }
 
 // Collective: a failure inside is repaired, and the restore done again.

@@ -80,7 +80,9 @@ struct Verdict {
 
 class Runtime final : public RuntimeServices {
  public:
-  Runtime(Config config, std::vector<std::string> args, ResilientApp& app);
+  // `app_rebuilds_static`: the app overrides ResilientApp::rebuild_static
+  // (fx::run<App> knows it at compile time).
+  Runtime(Config config, std::vector<std::string> args, ResilientApp& app, bool app_rebuilds_static = true);
   ~Runtime() override;
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -150,6 +152,7 @@ class Runtime final : public RuntimeServices {
   bool commit_due();                                     // the policy's, put off by can_checkpoint()
   [[noreturn]] void unchecked_failure();                 // the app's own MPI calls met a failure
   void after_restore(const RestoreInfo& info);           // the app's restored() hook
+  void warn_static_unrebuilt();                          // once, after the first setup()
   void check_world(int rc, const char* call);            // a failed call on the world: repair
   bool idle_as_spare();                                  // true: released; false: woken by a failure
   void on_error(const std::exception& e);                // one no repair can fix
@@ -185,7 +188,9 @@ class Runtime final : public RuntimeServices {
   HistoryHandover history_;
 
   Stage stage_ = Stage::setup;
-  bool app_restores_ = false;  // Reinit: the resilient function restores
+  bool app_restores_ = false;   // Reinit: the resilient function restores
+  bool app_rebuilds_static_;    // see the constructor
+  bool warned_static_ = false;  // warn_static_unrebuilt() said it
   std::int64_t iteration_ = 0;
   std::int64_t reached_ = 0;       // the most steps this process has completed
   std::int64_t replay_until_ = 0;  // steps completed before the last restore (sync_interval)

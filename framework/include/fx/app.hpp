@@ -104,8 +104,19 @@ class ResilientApp {
 };
 
 namespace detail {
+/// What fx::run<App> knows of App at compile time.
+struct AppTraits {
+  const std::vector<std::string>* keys = nullptr;  ///< App::config_keys(), when declared
+  bool rebuilds_static = true;                     ///< App overrides rebuild_static
+};
 int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
-            const std::vector<std::string>* app_keys);
+            const AppTraits& traits);
+/// Whether App (or a class between it and ResilientApp) overrides
+/// rebuild_static: &App::rebuild_static names ResilientApp's otherwise.
+template <class App>
+constexpr bool overrides_rebuild_static() {
+  return !std::is_same_v<decltype(&App::rebuild_static), bool (ResilientApp::*)(Context&, bool)>;
+}
 template <class App, class = void>
 struct declares_config_keys : std::false_type {};
 template <class App>
@@ -125,12 +136,14 @@ struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : st
 template <class App>
 int run(int argc, char** argv) {
   const auto make = [] { return std::make_unique<App>(); };
+  detail::AppTraits traits;
+  traits.rebuilds_static = detail::overrides_rebuild_static<App>();
+  std::vector<std::string> keys;
   if constexpr (detail::declares_config_keys<App>::value) {
-    const std::vector<std::string> keys = App::config_keys();
-    return detail::run_app(make, argc, argv, &keys);
-  } else {
-    return detail::run_app(make, argc, argv, nullptr);
+    keys = App::config_keys();
+    traits.keys = &keys;
   }
+  return detail::run_app(make, argc, argv, traits);
 }
 
 }  // namespace fx

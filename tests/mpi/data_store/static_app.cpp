@@ -70,6 +70,7 @@ class StaticApp : public fx::ResilientApp {
     state_ = 1;
   }
 
+#ifndef STATIC_APP_NO_REBUILD  // data_store_static_app_no_rebuild: the default's
   bool rebuild_static(fx::Context& ctx, bool missing) override {
     if (!rebuild_) return false;
     ++fills_;  // the next commit sends everyone's again
@@ -79,6 +80,7 @@ class StaticApp : public fx::ResilientApp {
     }
     return true;
   }
+#endif
 
   std::int64_t resize(fx::Context& ctx) override {
     if (!resize_) return fx::ResilientApp::resize(ctx);
