@@ -20,6 +20,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <utility>
 
 #include "config_detail.hpp"
@@ -67,6 +68,16 @@ std::string kill_stamp_path(int world_rank) {
   const char* status = std::getenv("FX_STATUS_FILE");
   if (status == nullptr || *status == '\0') return "";
   return fmt::format("{}.kill.{}", status, world_rank);
+}
+
+std::string stamped_spec(int world_rank) {
+  const std::string path = kill_stamp_path(world_rank);
+  if (path.empty()) return "";
+  std::ifstream in(path);
+  double time = 0;
+  std::string key;
+  if (in >> time >> key) return key;
+  return "";
 }
 
 std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active) {
@@ -210,9 +221,10 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
     killer_(s, signal_of(s.action));
     return;
   }
-  // The stamp lets survivors measure detection latency on this node's clock.
+  // The stamp lets survivors measure detection latency on this node's clock,
+  // and retire the spec that fired (on_repair).
   const std::string stamp = kill_stamp_path(world_rank_);
-  if (!stamp.empty()) write_replacing(stamp, fmt::format("{:.9f}\n", now()), 0644);
+  if (!stamp.empty()) write_replacing(stamp, fmt::format("{:.9f} {}\n", now(), s.key), 0644);
   if (s.action == InjectAction::abort) std::abort();
   std::raise(signal_of(s.action));
   if (s.action == InjectAction::sigstop) return;  // continued (SIGCONT): the hang is over
@@ -236,13 +248,21 @@ void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t 
   auto victim_is = [&](const InjectionSpec& s, const FailedProcess& f) {
     return is_target(s, f.world_rank, f.logical_rank, logical_size_, buddy_distance_, spares_);
   };
-  // Each death retires the victim's earliest kill spec; survivors may detect
+  // Each death retires the spec that killed it, as the victim's kill stamp
+  // names it (the earliest by iteration once retired another one, which
+  // then fired a second time on the recruit while the named one vanished).
+  // Without a stamp, the victim's earliest kill spec; survivors may detect
   // it at different iterations, so `iteration` plays no part in this choice.
   for (const auto& f : failed) {
+    const std::string fired = stamped_spec(f.world_rank);
     auto best = pending_.end();
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (!kills(*it) || !victim_is(*it, f)) continue;
-      if (best == pending_.end() || it->iteration < best->iteration) best = it;
+      if (!fired.empty()) {
+        if (it->key == fired) best = it;
+      } else if (best == pending_.end() || it->iteration < best->iteration) {
+        best = it;
+      }
     }
     if (best != pending_.end()) pending_.erase(best);
   }

@@ -30,7 +30,12 @@ struct FailedProcess {
 // Where a victim writes its kill time (fx::now()) just before dying, so the
 // survivors can measure detection latency: "$FX_STATUS_FILE.kill.<world rank>",
 // or "" when the job runs without the fx launcher.
+// Its content: the kill time and the key of the spec that fired
+// ("123.456000000 inject.failures[1]").
 std::string kill_stamp_path(int world_rank);
+// The key of the spec whose kill the stamp of `world_rank` records ("":
+// no stamp, as for a death fx did not inject).
+std::string stamped_spec(int world_rank);
 
 // Whether this process is the target of `s`: the one place a spec's target
 // (rank, world, spare, buddy-of) meets the job's real membership. `spares`
