@@ -40,10 +40,11 @@ usage: $name -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-ho
   -s S                 spare ranks (default \$FX_SPARES or 0)
   -t SECONDS           time limit for the whole launch (default \$FX_TIMEOUT or 600)
   --hostfile FILE      hosts to run on (default \$FX_HOSTFILE; in Slurm, the allocation)
-  --supervise          relaunch on the live hosts when hosts are lost (scripts/supervise.py)
-  --spare-hosts K      supervised: the hostfile's last K hosts are kept spare (default 0)
-  --max-relaunches R   supervised: at most R relaunches (default 2)
-  --watchdog SECONDS   supervised: a job without progress for this long has lost a host (0: off)
+  --supervise          relaunch on the live hosts when hosts are lost (fx's supervisor)
+  --spare-hosts K      supervised: the hostfile's last K hosts are kept spare (default \$FX_SPARE_HOSTS or 0)
+  --max-relaunches R   supervised: at most R relaunches (default \$FX_MAX_RELAUNCHES or 2)
+  --watchdog SECONDS   supervised: a job without progress for this long has lost a host
+                       (default \$FX_WATCHDOG or 0: off)
   --probe-timeout SECONDS  supervised: how long a host's sshd may take to answer (default 2)
 Exit codes: 0 ok, 1 error, 2 usage, 3 survived failures, 4 aborted after failures,
 124 time limit, 125 no verdict (docs/user-guide.md, "Exit codes").

@@ -113,8 +113,11 @@ long long ConfigSection::get_int(const std::string& key, long long fallback, lon
   const YAML::Node v = value(data(), key);
   if (!v.IsDefined()) return fallback;
   long long x = 0;
-  if (!v.IsScalar() || !detail::parse_int(v.Scalar(), x)) fail(data(), v, key, "an integer");
-  if (x < min || x > max) fail(data(), v, key, fmt::format("an integer from {} to {}", min, max));
+  const std::string range = fmt::format("an integer from {} to {}", min, max);
+  // Digits beyond 64 bits are a value out of range too, not "no integer".
+  if (!v.IsScalar() || !detail::parse_int(v.Scalar(), x))
+    fail(data(), v, key, v.IsScalar() && detail::is_digits(v.Scalar()) ? range : "an integer");
+  if (x < min || x > max) fail(data(), v, key, range);
   return x;
 }
 
@@ -124,8 +127,10 @@ unsigned long long ConfigSection::get_uint(const std::string& key, unsigned long
   const YAML::Node v = value(data(), key);
   if (!v.IsDefined()) return fallback;
   std::uint64_t u = 0;
-  if (!v.IsScalar() || !detail::parse_uint(v.Scalar(), u)) fail(data(), v, key, "an integer >= 0");
-  if (u > max) fail(data(), v, key, fmt::format("an integer from 0 to {}", max));
+  const std::string range = fmt::format("an integer from 0 to {}", max);
+  if (!v.IsScalar() || !detail::parse_uint(v.Scalar(), u))
+    fail(data(), v, key, v.IsScalar() && detail::is_digits(v.Scalar()) ? range : "an integer >= 0");
+  if (u > max) fail(data(), v, key, range);
   return u;
 }
 

@@ -75,6 +75,12 @@ bool parse_int(std::string_view text, long long& out) {
   return r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
+bool is_digits(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 bool parse_uint(std::string_view text, std::uint64_t& out) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   if (text.empty() || text.front() == '-') return false;

@@ -26,6 +26,9 @@ std::string mark_position(const std::string& file, const YAML::Node& node);
 
 // Strict scalar parsing: the whole text must be the value.
 bool parse_int(std::string_view text, long long& out);
+// A whole number written in decimal digits (a leading '+' allowed), of any
+// size: what parse_int rejects only for being too large.
+bool is_digits(std::string_view text);
 bool parse_uint(std::string_view text, std::uint64_t& out);
 bool parse_number(std::string_view text, double& out);
 bool parse_bool(std::string_view text, bool& out);

@@ -146,21 +146,14 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
-// An iteration in FX_INJECT's short form: digits only (its range is the
-// schema's to check, so an iteration too large is named as one).
-bool is_iteration(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
-
 // WHEN of TARGET@WHEN: ITERATION, PHASE or ITERATION/PHASE, nothing else.
 void read_when(const std::string& when, const std::string& key, const std::string& item, YAML::Node& spec) {
   const auto slash = when.find('/');
   const std::string first = trim(when.substr(0, slash));
   const std::string second = slash == std::string::npos ? std::string() : trim(when.substr(slash + 1));
-  const bool ok = slash == std::string::npos
-                      ? !first.empty()
-                      : is_iteration(first) && !second.empty() && !is_iteration(second) &&
-                            second.find('/') == std::string::npos;
+  const bool ok = slash == std::string::npos ? !first.empty()
+                                             : is_digits(first) && !second.empty() && !is_digits(second) &&
+                                                   second.find('/') == std::string::npos;
   if (!ok)
     FX_THROW(
         ConfigError, "env FX_INJECT", key,
@@ -168,7 +161,7 @@ void read_when(const std::string& when, const std::string& key, const std::strin
                     "got '{}'",
                     item));
   if (slash == std::string::npos) {
-    spec[is_iteration(first) ? "iteration" : "phase"] = first;
+    spec[is_digits(first) ? "iteration" : "phase"] = first;
   } else {
     spec["iteration"] = first;
     spec["phase"] = second;

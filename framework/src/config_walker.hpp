@@ -107,8 +107,14 @@ class Walker {
   long long integer(const YAML::Node& v, const std::string& path, long long lo, long long hi,
                     const std::string& expected) const {
     long long x = 0;
-    if (!v.IsScalar() || !parse_int(v.Scalar(), x) || x < lo || x > hi) fail(v, path, expected);
-    return x;
+    const bool is_int = v.IsScalar() && parse_int(v.Scalar(), x);
+    if (is_int && x >= lo && x <= hi) return x;
+    // A whole number too large (for its key, or for 64 bits): the range's
+    // top, so that 3000000000 is not "expected ... >= 0".
+    const bool too_large = is_int ? x > hi : v.IsScalar() && is_digits(v.Scalar());
+    if (too_large && expected.find(std::to_string(hi)) == std::string::npos)
+      fail(v, path, fmt::format("{} (at most {})", expected, hi));
+    fail(v, path, expected);
   }
 
   double number(const YAML::Node& v, const std::string& path, double lo, bool lo_open,

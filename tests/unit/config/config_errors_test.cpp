@@ -118,6 +118,29 @@ const std::vector<BadCase> kCases = {
      {},
      0,
      "{f}:1:9: spares: expected a number of spares >= 0, got 'two'"},
+    // A whole number too large for its key (or for 64 bits) names the top
+    // of the range (it said only ">= 0", issue 40).
+    {"spares_too_large",
+     "spares: 4294967297\n",
+     {},
+     {},
+     0,
+     "{f}:1:9: spares: expected a number of spares >= 0 (at most 2147483647), got '4294967297'"},
+    {"interval_too_large",
+     "",
+     {},
+     {"checkpoint.memory.every=3000000000"},
+     0,
+     "--fx-set: checkpoint.memory.every: expected an interval >= 0 (0: off) or auto (at most 2147483647), "
+     "got "
+     "'3000000000'"},
+    {"iteration_beyond_64_bits",
+     "inject:\n  chaos:\n    mtbf_iterations: 10\n    start: 99999999999999999999\n",
+     {},
+     {},
+     0,
+     "{f}:4:12: inject.chaos.start: expected an iteration >= 0 (at most 9223372036854775807), got "
+     "'99999999999999999999'"},
     {"interval_is_a_list",
      "checkpoint:\n  memory:\n    every: [1]\n",
      {},
@@ -720,12 +743,13 @@ namespace {
 // Every source is validated before precedence applies: a bad file value is
 // an error even where the launcher's FX_SPARES (or --fx-set) replaces it.
 TEST(EverySource, FileValueUnderAnOverride) {
-  for (const char* bad : {"2.5", "4294967297", "-1"}) {
-    const std::string f = scratch().file("overridden.yaml", std::string("spares: ") + bad + "\n");
+  for (const std::string bad : {"2.5", "4294967297", "-1"}) {
+    const std::string f = scratch().file("overridden.yaml", "spares: " + bad + "\n");
+    const std::string range = bad == "4294967297" ? " (at most 2147483647)" : "";
     EXPECT_EQ(fx::test::load_error(f, {"FX_SPARES=2"}),
-              f + ":1:9: spares: expected a number of spares >= 0, got '" + bad + "'");
+              f + ":1:9: spares: expected a number of spares >= 0" + range + ", got '" + bad + "'");
     EXPECT_EQ(fx::test::load_error(f, {}, {"spares=2"}),
-              f + ":1:9: spares: expected a number of spares >= 0, got '" + bad + "'");
+              f + ":1:9: spares: expected a number of spares >= 0" + range + ", got '" + bad + "'");
   }
   // A contradiction inside the file that an override resolves is fine.
   const std::string g =

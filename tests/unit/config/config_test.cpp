@@ -267,6 +267,24 @@ TEST(Config, AppLookups) {
   } catch (const fx::ConfigError& e) {
     EXPECT_STREQ(e.what(), "--fx-set: app.nx: expected an integer from 0 to 65535, got '99999999999'");
   }
+  // Beyond 64 bits it is still a value out of range, not "no integer" or ">= 0" (issue 40).
+  const fx::Config c4 = fx::load_config(f, {}, {"app.big=99999999999999999999"});
+  try {
+    c4.app.get<std::int64_t>("big", 1);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--fx-set: app.big: expected an integer from -9223372036854775808 to "
+                 "9223372036854775807, got '99999999999999999999'");
+  }
+  try {
+    c4.app.get<std::uint64_t>("big", 1);
+    FAIL();
+  } catch (const fx::ConfigError& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "--fx-set: app.big: expected an integer from 0 to 18446744073709551615, got '99999999999999999999'");
+  }
   try {
     c.app.check_keys({"nx", "ny", "tol", "name", "ok", "bda"});
     FAIL();
