@@ -696,6 +696,13 @@ int Runtime::conclude_job(bool clean, const std::vector<int>& died) {
   }
   members_.remove(died);
   injector_.on_repair(retired, iteration_);
+  // They count with the failures repaired before (the summary said
+  // "surviving 1 failure(s)" above "failures: 2").
+  if (!died.empty() && verdict_.code == ExitCode::survived && recoveries_ > 0) {
+    verdict_.text =
+        fmt::format("finished after surviving {} failure(s), {} of them during shutdown, after the last step",
+                    members_.failed().size() + died.size(), died.size());
+  }
   // A job the supervisor relaunched after losing hosts survived failures
   // even when this attempt saw none.
   if (launch_attempt() > 1 && verdict_.code == ExitCode::ok) {
