@@ -29,6 +29,22 @@ def unusable_target(path):
     return f"{path} is " + next((what for test, what in KINDS if test(mode)), "not a regular file")
 
 
+def unwritable_target(path):
+    """Why no file can be written at `path`: what unusable_target says, or
+    that its directory takes no new file (under a regular file, in /proc);
+    "" when one can (checked by making and removing a temporary there)."""
+    why = unusable_target(path)
+    if why:
+        return why
+    try:
+        fd, tmp = temp_beside(path)
+    except OSError as e:
+        return f"no file can be created in '{os.path.dirname(path) or '.'}': {e.strerror}"
+    os.close(fd)
+    os.unlink(tmp)
+    return ""
+
+
 def temp_beside(path):
     """A file made exclusively beside `path` ("<path>.tmp.XXXXXXXX"): (fd, name)."""
     return tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=os.path.dirname(path) or ".")

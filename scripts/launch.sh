@@ -98,10 +98,21 @@ command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx set
 # and renames it over a regular file only: a device node, FIFO, socket or
 # link there is refused before anything starts (as root, /dev/full once
 # became a regular file holding a run report).
+# So is one whose directory takes no file (under a regular file, in /proc):
+# it was accepted and then never written.
 not_regular() { [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; }
-if [ -n "${FX_JOB_INFO:-}" ] && not_regular "$FX_JOB_INFO"; then
-  echo "fx run: env FX_JOB_INFO: expected a regular file path, got '$FX_JOB_INFO' ($(stat -c %F "$FX_JOB_INFO"))" >&2
-  exit 2
+if [ -n "${FX_JOB_INFO:-}" ]; then
+  if not_regular "$FX_JOB_INFO"; then
+    why=$(stat -c %F "$FX_JOB_INFO")
+  elif probe=$(mktemp "$FX_JOB_INFO.tmp.XXXXXX" 2>/dev/null); then
+    rm -f "$probe"; why=""
+  else
+    why="no file can be created in '$(dirname "$FX_JOB_INFO")'"
+  fi
+  if [ -n "$why" ]; then
+    echo "fx run: env FX_JOB_INFO: expected a regular file path, got '$FX_JOB_INFO' ($why)" >&2
+    exit 2
+  fi
 fi
 # write_file PATH TEXT
 write_file() {
@@ -180,7 +191,8 @@ while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^
 hosts_=()
 local_ranks=$total
 if [ -n "$hostfile" ]; then
-  [ -r "$hostfile" ] || { echo "fx run: --hostfile '$hostfile' is not a readable file" >&2; exit 2; }
+  # Syntax, readability and names, before Open MPI sees them (exit 2 / 1).
+  /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/hostfile_check.py" "$hostfile" || exit
   mpi_prefix=$(cd "$(dirname "$(command -v mpiexec)")/.." && pwd)
   hosts_=(--hostfile "$hostfile" --map-by node --prefix "$mpi_prefix"
           -x PATH -x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
@@ -248,16 +260,32 @@ fi
 startup_timeout=${FX_STARTUP_TIMEOUT:-120}
 [[ "$startup_timeout" =~ ^[0-9]+$ ]] ||
   { echo "fx run: FX_STARTUP_TIMEOUT expects whole seconds, got '$startup_timeout'" >&2; exit 2; }
+# Once the TERM trap below is set, this shell runs no command or process
+# substitution: bash 5.2 runs a trap while it parses one, and the trap's
+# text then fails to parse ("trap: line 2: unexpected EOF while looking
+# for matching `)'"), so a supervised attempt's end ended 4, not 143 (once
+# in 8; reproduced with a loop of $(...) and TERM: 2 in 30, none without).
+# Functions set variables instead (printf -v, $EPOCHSECONDS, files).
 startup_reset() {
   rm -f "$status_file".up.*
   started=0; peak=0; last_live=-1; startup_lost=""
-  startup_t0=$(date +%s); live_since=$startup_t0
+  startup_t0=$EPOCHSECONDS; live_since=$startup_t0
 }
-# (only "up.<rank>": a mark is written as a temporary beside it first)
+# ups: the start-up marks written (only "up.<rank>": a mark is written as
+# a temporary beside it first).
 startup_count() {
-  local f n=0
-  for f in "$status_file".up.*; do [[ "$f" =~ \.up\.[0-9]+$ ]] && [ -e "$f" ] && n=$((n + 1)); done
-  echo "$n"
+  local f
+  ups=0
+  for f in "$status_file".up.*; do [[ "$f" =~ \.up\.[0-9]+$ ]] && [ -e "$f" ] && ups=$((ups + 1)); done
+  return 0
+}
+# live: mpiexec's children on this host that are not zombies.
+count_live() {
+  local st
+  live=0
+  ps -o stat= --ppid "$pid" >"$run_dir/children" 2>/dev/null
+  while read -r st; do [[ "$st" == Z* ]] || live=$((live + 1)); done <"$run_dir/children"
+  return 0
 }
 # local_ranks (above): ranks expected as children of mpiexec on this host
 # (all of them unless a hostfile spreads them; 0: unknown, only a drop or
@@ -267,13 +295,11 @@ startup_watch() {
   [ "$started" -eq 1 ] && return 0
   # A plain MPI program (a baseline, a benchmark) writes no marks: not watched.
   [ "$fx_program" -eq 1 ] || return 0
-  local ups live now
-  ups=$(startup_count)
+  local now=$EPOCHSECONDS
+  startup_count
   if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
   [ -s "$status_file" ] && return 0   # a verdict was written: not a hang
-  # shellcheck disable=SC2009  # by state, which pgrep cannot select on
-  live=$(ps -o stat= --ppid "$pid" 2>/dev/null | grep -vc '^Z')
-  now=$(date +%s)
+  count_live
   [ "$live" -ne "$last_live" ] && { last_live=$live; live_since=$now; }
   [ "$live" -gt "$peak" ] && peak=$live
   # A drop, or fewer local ranks than launched for 3 s (one that died
@@ -298,7 +324,7 @@ startup_watch() {
 kill_mpiexec() {
   [ -n "${pid:-}" ] || return 0
   kill "-$1" -- -"$pid" 2>/dev/null
-  [ "$1" = KILL ] && pkill -KILL -f "^srun .*ess_base_nspace \"?prterun-$(hostname)-$pid@0" 2>/dev/null  # srun's argv has the quotes
+  [ "$1" = KILL ] && pkill -KILL -f "^srun .*ess_base_nspace \"?prterun-$HOSTNAME-$pid@0" 2>/dev/null  # srun's argv has the quotes
   return 0
 }
 # The supervisor (or a user) stopping the launcher stops the job.
@@ -316,7 +342,9 @@ launch() {
   # stdout also goes to start_out (for the retry below) through a tee owned
   # by this shell: as mpiexec's own child it would count as a live rank in
   # the exit check below.
-  exec {outfd}> >(tee "$start_out")
+  rm -f "$run_dir/out"; mkfifo "$run_dir/out"
+  tee "$start_out" <"$run_dir/out" &
+  exec {outfd}>"$run_dir/out"
   setsid mpiexec --with-ft ulfm --oversubscribe --bind-to none -n "$total" \
     "${hosts_[@]}" "${extra_[@]}" "${mca[@]}" "${xargs_[@]}" "$@" >&"$outfd" &
   pid=$!
@@ -349,9 +377,8 @@ launch() {
       kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
       break
     fi
-    # shellcheck disable=SC2009  # by state, which pgrep cannot select on
-    if [ -s "$status_file" ] && { [ -n "$hostfile" ] || ! ps -o stat= --ppid "$pid" 2>/dev/null | grep -qv '^Z'; }; then
-      now_s=$(date +%s)
+    if [ -s "$status_file" ] && { [ -n "$hostfile" ] || { count_live; [ "$live" -eq 0 ]; }; }; then
+      now_s=$EPOCHSECONDS
       idle_since=${idle_since:-$now_s}
       if [ $((now_s - idle_since)) -ge "$grace" ]; then
         stuck=1
@@ -375,12 +402,13 @@ start_failure() {
   # No verdict, or only the start-up watch's (the daemon's ranks never came).
   [ -s "$status_file" ] && [ -z "$startup_lost" ] && return 1
   sleep 0.3
-  [ "$(startup_count)" -eq 0 ] && grep -q "daemon failed to report back" "$start_out" 2>/dev/null || return 1
-  echo "a daemon failed to report back; no rank had started"
+  startup_count
+  [ "$ups" -eq 0 ] && grep -q "daemon failed to report back" "$start_out" 2>/dev/null || return 1
+  why="a daemon failed to report back; no rank had started"
 }
 for attempt in 1 2 3; do
   launch "$@"
-  if [ "$attempt" -lt 3 ] && why=$(start_failure); then
+  if [ "$attempt" -lt 3 ] && start_failure; then
     : >"$status_file"
     startup_lost=""
     kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
@@ -394,9 +422,10 @@ done
 # nobody wrote a verdict: whatever its way out (its own code, a signal; once
 # prterun died on a robust-mutex assertion, 134, after Open MPI had aborted
 # MPI_Init for a rank killed 0.9 s in), a process was lost during start-up.
+startup_count
 if [ -z "$startup_lost" ] && [ "$fx_program" -eq 1 ] && [ ! -e "$status_file.timeout" ] &&
-   [ ! -s "$status_file" ] && [ "$(startup_count)" -lt "$total" ]; then
-  startup_lost="mpiexec ended (exit $rc) during MPI start-up ($(startup_count) of $total had returned from MPI_Init); nothing to recover yet"
+   [ ! -s "$status_file" ] && [ "$ups" -lt "$total" ]; then
+  startup_lost="mpiexec ended (exit $rc) during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
   echo "4 $startup_lost" > "$status_file"
 fi
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2

@@ -4,7 +4,12 @@
 # Uses gnuplot and PyYAML from Debian (scripts/setup.sh installs both).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: fx plot REPORT.yaml [OUT.png]" >&2; exit 2; }
+usage="usage: fx plot REPORT.yaml [OUT.png] (size: FX_PLOT_SIZE=WxH, default 1280x720)"
+case "${1:-}" in
+  -h|--help) echo "$usage"; exit 0 ;;
+  -*) echo "fx plot: unknown option '$1'" >&2; echo "$usage" >&2; exit 2 ;;
+esac
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "$usage" >&2; exit 2; }
 report=$1
 out=${2:-${report%.yaml}.png}
 # Where the picture's path came from, for a refusal (plot_report.py).

@@ -154,8 +154,9 @@ def main(argv):
     except ValueError:
         sys.stderr.write(f"fx plot: size expects WIDTHxHEIGHT, got '{size}'\n")
         return 2
-    # Before any work: no device node, FIFO, socket or link is written over.
-    why = fx_files.unusable_target(out)
+    # Before any work: no device node, FIFO, socket or link is written over,
+    # and the picture's directory takes a file.
+    why = fx_files.unwritable_target(out)
     if why:
         origin = os.environ.get("FX_PLOT_OUT_FROM", "OUT.png")
         sys.stderr.write(f"fx plot: {origin}: expected a picture file path, got '{out}' ({why})\n")

@@ -44,6 +44,7 @@ import tempfile
 import time
 
 import fx_files
+import hostfile_check
 import supervisor_policy as policy
 import yaml
 
@@ -64,13 +65,13 @@ def read_text(path):
 
 
 def read_hostfile(path):
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            return policy.parse_hostfile(f.read(), f"'{path}'")
-    except OSError as e:
-        raise SystemExit(f"fx supervise: --hostfile '{path}': {e.strerror}") from None
-    except policy.HostfileError as e:
-        raise SystemExit(f"fx supervise: --hostfile {e}") from None
+    """The hosts, or exit 2 (a file that cannot be read or parsed) or 1 (a
+    host that does not resolve) with one line, before any launch."""
+    hosts, code, line = hostfile_check.check(path, "fx supervise")
+    if code:
+        print(line, file=sys.stderr)
+        sys.exit(code)
+    return hosts
 
 
 def sweep(host, nspace, job_info, timeout):
@@ -299,8 +300,9 @@ def report_path(settings):
     file, FX_*, --fx-set), refused before any launch when it names what is
     no regular file (the merged report never replaces it)."""
     path, origin = policy.report_target(settings, os.environ)
-    if path and fx_files.unusable_target(path):
-        say(f"{origin}: expected a writable file path, got '{path}' ({fx_files.unusable_target(path)})")
+    why = fx_files.unwritable_target(path) if path else ""
+    if why:
+        say(f"{origin}: expected a writable file path, got '{path}' ({why})")
         sys.exit(2)
     return path
 

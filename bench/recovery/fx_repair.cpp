@@ -8,13 +8,12 @@
 // Nothing is checkpointed, so the restore call is fx's data-less one.
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
-#include <fx/inject.hpp>  // kill_stamp_path (internal)
+#include <fx/inject.hpp>  // read_kill_stamp (internal)
 #include <fx_bench/results.hpp>
 
 #include <time.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace {
 
@@ -24,11 +23,7 @@ double newest_kill_stamp() {
   int world = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   double t = 0;
-  for (int w = 0; w < world; ++w) {
-    std::ifstream in(fx::detail::kill_stamp_path(w));
-    double tk = 0;
-    if (in >> tk) t = std::max(t, tk);
-  }
+  for (int w = 0; w < world; ++w) t = std::max(t, fx::detail::read_kill_stamp(w).time);
   return t;
 }
 

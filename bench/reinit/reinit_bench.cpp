@@ -8,14 +8,13 @@
 // after the failure; resume_ms is that minus the checkpoint restore.
 #include <fx/clock.hpp>
 #include <fx/fx.hpp>
-#include <fx/inject.hpp>  // kill_stamp_path (internal)
+#include <fx/inject.hpp>  // read_kill_stamp (internal)
 #include <fx_bench/results.hpp>
 
 #include <time.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -26,11 +25,7 @@ constexpr std::int64_t kSteps = 100;
 // The newest kill stamp any victim left (fx's injector writes them).
 double newest_kill() {
   double t = 0;
-  for (int w = 0; w < 64; ++w) {
-    std::ifstream in(fx::detail::kill_stamp_path(w));
-    double tk = 0;
-    if (in >> tk) t = std::max(t, tk);
-  }
+  for (int w = 0; w < 64; ++w) t = std::max(t, fx::detail::read_kill_stamp(w).time);
   return t;
 }
 

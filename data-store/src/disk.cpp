@@ -4,6 +4,7 @@
 #include <fx/log.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "level.hpp"
 #include "store_impl.hpp"
@@ -157,10 +158,12 @@ class Hdf5Level final : public detail::Level {
   void open(const detail::RestoreFacts& f) override;
   std::int64_t next() const override { return next_ < found_.size() ? found_[next_].iteration : -1; }
   bool load() override;
-  // HDF5's versions are every rank's, shared: only a restore from them
-  // sets newer ones aside (load()).
-  void set_aside_above(std::int64_t) override {}
-  void give_up() const override;
+  // HDF5's versions are every rank's, shared: a restore from them sets
+  // newer ones aside (adopt()); whichever level wins, the ones that failed
+  // their checks go aside too, never to be written over in place.
+  void set_aside_above(std::int64_t) override;
+  std::string failure() const override { return "unusable on at least one rank"; }
+  std::string give_up() const override;
   std::optional<detail::StoredPrior> prior() override;
 
  private:
@@ -179,6 +182,7 @@ class Hdf5Level final : public detail::Level {
   std::vector<detail::Manifest> found_;  // newest first
   std::size_t next_ = 0;                 // into found_
   std::uint64_t seen_ = 0;               // versions found at all
+  std::vector<std::int64_t> damaged_;    // this restore's versions that failed load()
 };
 
 // Every rank writes its file; once all agree they did, rank 0 writes the
@@ -249,6 +253,7 @@ void Hdf5Level::open(const detail::RestoreFacts& f) {
   t0_ = now();
   seen_ = 0;
   next_ = 0;
+  damaged_.clear();
   found_ = im_.hdf5_manifests(im_.size(), seen_);
   im_.restore_steps.emplace_back("hdf5-manifests", now() - t0_);
 }
@@ -265,8 +270,24 @@ bool Hdf5Level::load() {
               (im_.root() / detail::version_dir_name(m.iteration)).string());
   }
   if (im_.pool.empty()) im_.pool.push_back(std::move(slot));
+  damaged_.push_back(m.iteration);
   ++next_;
   return false;
+}
+
+void Hdf5Level::set_aside_above(std::int64_t) {
+  std::vector<std::int64_t> damaged;
+  damaged.swap(damaged_);
+  if (im_.rank() != 0) return;
+  for (const std::int64_t it : damaged) {
+    const auto dir = im_.root() / detail::version_dir_name(it);
+    try {
+      if (const auto to = detail::move_aside(im_.root(), dir))
+        log::warn("moved HDF5 version {} aside to {}: it failed its checks", dir.string(), to->string());
+    } catch (const CheckpointError& e) {
+      log::warn("HDF5 version {} failed its checks and stays in place: {}", dir.string(), e.what());
+    }
+  }
 }
 
 // The version becomes the store's only one; versions above it were
@@ -291,12 +312,16 @@ void Hdf5Level::adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot) {
     log::info("cold restart: {}", text);
 }
 
-void Hdf5Level::give_up() const {
-  if (seen_ > 0 && im_.options.hdf5.on_unusable == UnusablePolicy::stop) {
-    FX_THROW(CheckpointLost, fmt::format("none of the HDF5 versions under {} is usable and "
-                                         "checkpoint.hdf5.on_unusable is 'stop'",
-                                         im_.root().string()));
-  }
+std::string Hdf5Level::give_up() const {
+  if (seen_ == 0) return "";
+  const std::string what = fmt::format(
+      "none of the HDF5 versions under {} is usable{}", im_.root().string(),
+      damaged_.empty() ? ""
+                       : fmt::format(" (iteration(s) {} failed their checks)", fmt::join(damaged_, ", ")));
+  // 'fresh': each version's skip was said; the caller says what follows.
+  return im_.options.hdf5.on_unusable == UnusablePolicy::stop
+             ? what + " and checkpoint.hdf5.on_unusable is 'stop'"
+             : "";
 }
 
 int Hdf5Level::other_size(int ranks) {

@@ -84,6 +84,8 @@ class Level {
   // only version (collective). False: it failed on some rank, and next()
   // has moved on (to other copies of it, or an older version).
   virtual bool load() = 0;
+  // After a failed load(): what failed, in a few words, the same everywhere.
+  virtual std::string failure() const { return "failed its checks"; }
   // The restore returned `iteration` (-1: a fresh start): versions above
   // it are an abandoned future, or failed their checks. Set aside, never
   // deleted; levels this restore did not read keep theirs where that is
@@ -96,8 +98,10 @@ class Level {
     return false;
   }
   // Nothing was restored and the level's versions all failed their checks:
-  // throws CheckpointLost when checkpoint.<level>.on_unusable is 'stop'.
-  virtual void give_up() const {}
+  // what they were, when checkpoint.<level>.on_unusable is 'stop' (restore
+  // then throws CheckpointLost naming every such level's); else "" (the
+  // level says that it starts from scratch).
+  virtual std::string give_up() const { return ""; }
   // A cold start found nothing of this size: the newest complete version
   // written by another number of ranks (collective). Memory's are
   // restore_resized()'s own.

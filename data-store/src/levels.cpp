@@ -5,6 +5,7 @@
 #include <fx/log.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "level.hpp"
 #include "store_impl.hpp"
@@ -76,6 +77,7 @@ std::optional<std::pair<CheckpointLevel, std::int64_t>> DataStore::Impl::walk(co
       bool ok = false;
       timed(best, [&] { ok = best->load(); });
       if (ok) return std::make_pair(best->id(), it);
+      if (best->next() != it) st.skipped.push_back({best->id(), it, best->failure()});
     }
   }
   return std::nullopt;
@@ -99,8 +101,14 @@ std::optional<std::int64_t> DataStore::Impl::restore_from_levels(const detail::R
     conclude();
     return got->second;
   }
+  std::vector<std::string> stops;
   for (const auto& l : levels)
-    if (l->reads(f)) l->give_up();
+    if (l->reads(f))
+      if (std::string what = l->give_up(); !what.empty()) stops.push_back(std::move(what));
+  if (!stops.empty()) {
+    restore_stats = st;  // the report's record of the start names what was skipped
+    FX_THROW(CheckpointLost, fmt::format("{}", fmt::join(stops, "; ")));
+  }
   // A cold start that found nothing of this size: a version written by
   // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
   if (!f.plan.history && (stored_prior = find_stored_prior(f))) {

@@ -241,7 +241,7 @@ class NodeLevel final : public detail::Level {
     ranks = lost_;
     return !lost_.empty() || !damaged_.empty();
   }
-  void give_up() const override;
+  std::string give_up() const override;
   std::optional<detail::StoredPrior> prior() override;
 
  private:
@@ -533,14 +533,15 @@ void NodeLevel::log_restore(double seconds) const {
 
 // Node-local versions were found and every one failed its checks:
 // checkpoint.node.on_unusable decides (the versions go aside either way).
-void NodeLevel::give_up() const {
-  if (damaged_.empty()) return;
+std::string NodeLevel::give_up() const {
+  if (damaged_.empty()) return "";
   const std::string what =
       fmt::format("no node-local version is usable on the live hosts (iteration(s) {} failed their checks)",
                   fmt::join(damaged_, ", "));
   if (im_.options.node.on_unusable == UnusablePolicy::stop)
-    FX_THROW(CheckpointLost, what + " and checkpoint.node.on_unusable is 'stop'");
+    return what + " and checkpoint.node.on_unusable is 'stop'";
   if (im_.rank() == 0) log::warn("{}; checkpoint.node.on_unusable is 'fresh': starting from scratch", what);
+  return "";
 }
 
 std::optional<detail::StoredPrior> NodeLevel::prior() {

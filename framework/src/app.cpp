@@ -5,6 +5,8 @@
 #include <fx/recovery/ulfm.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -79,6 +81,12 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
     return static_cast<int>(ExitCode::usage);
   }
   log::set_level(config.log_level);
+  if (const auto stray = setting_like_arguments(argc, argv); world_rank == 0 && !stray.empty()) {
+    log::warn(
+        "argument(s) '{}' read like settings and are not: fx reads a setting after --fx-set "
+        "(--fx-set {}); this run does not use them",
+        fmt::join(stray, "' '"), stray.front());
+  }
   Kokkos::initialize(argc, argv);
   std::vector<std::string> args(argv, argv + argc);
 

@@ -44,6 +44,10 @@ YAML::Node load_yaml_file(const std::string& file, const std::string& origin);
 // every source without MPI. Returns the exit code (0, or 2 after printing
 // the ConfigError).
 int print_launch(int argc, char** argv);
+// The arguments left to the app (fx's flags taken out) that read like a
+// setting, "section.key=value" with one of the configuration's sections
+// ("app.x=1" without --fx-set: silently unused, a batch of runs was lost).
+std::vector<std::string> setting_like_arguments(int argc, char** argv);
 
 // config_inject.cpp
 void read_failures(Walker& w, const YAML::Node& failures, InjectConfig& inj);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "config_schema.hpp"
@@ -343,6 +344,19 @@ Config load_config(int& argc, char** argv) {
 }  // namespace fx
 
 namespace fx::detail {
+
+std::vector<std::string> setting_like_arguments(int argc, char** argv) {
+  static const std::regex kSetting(R"(([A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z0-9_]+)+=.*)");
+  const auto sections = section_keys("");
+  std::vector<std::string> found;
+  for (int i = 1; i < argc; ++i) {
+    std::cmatch m;
+    if (argv[i] == nullptr || !std::regex_match(argv[i], m, kSetting)) continue;
+    if (std::find(sections.begin(), sections.end(), m[1].str()) != sections.end())
+      found.emplace_back(argv[i]);
+  }
+  return found;
+}
 
 int print_launch(int argc, char** argv) {
   try {

@@ -70,14 +70,14 @@ std::string kill_stamp_path(int world_rank) {
   return fmt::format("{}.kill.{}", status, world_rank);
 }
 
-std::string stamped_spec(int world_rank) {
+KillStamp read_kill_stamp(int world_rank) {
   const std::string path = kill_stamp_path(world_rank);
-  if (path.empty()) return "";
+  KillStamp stamp;
+  if (path.empty()) return stamp;
   std::ifstream in(path);
-  double time = 0;
-  std::string key;
-  if (in >> time >> key) return key;
-  return "";
+  KillStamp read;
+  if (in >> read.time >> read.key >> read.iteration) return read;
+  return stamp;
 }
 
 std::vector<InjectionSpec> chaos_schedule(const InjectConfig& config, int active) {
@@ -224,7 +224,7 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
   // The stamp lets survivors measure detection latency on this node's clock,
   // and retire the spec that fired (on_repair).
   const std::string stamp = kill_stamp_path(world_rank_);
-  if (!stamp.empty()) write_replacing(stamp, fmt::format("{:.9f} {}\n", now(), s.key), 0644);
+  if (!stamp.empty()) write_replacing(stamp, fmt::format("{:.9f} {} {}\n", now(), s.key, iteration), 0644);
   if (s.action == InjectAction::abort) std::abort();
   std::raise(signal_of(s.action));
   if (s.action == InjectAction::sigstop) return;  // continued (SIGCONT): the hang is over
@@ -254,7 +254,7 @@ void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t 
   // Without a stamp, the victim's earliest kill spec; survivors may detect
   // it at different iterations, so `iteration` plays no part in this choice.
   for (const auto& f : failed) {
-    const std::string fired = stamped_spec(f.world_rank);
+    const std::string fired = read_kill_stamp(f.world_rank).key;
     auto best = pending_.end();
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (!kills(*it) || !victim_is(*it, f)) continue;

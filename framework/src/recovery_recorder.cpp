@@ -8,22 +8,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace fx::detail {
-namespace {
-
-double read_kill_stamp(int world_rank) {
-  const std::string path = kill_stamp_path(world_rank);
-  if (path.empty()) return -1;
-  std::ifstream in(path);
-  double t = -1;
-  if (in >> t) return t;
-  return -1;
-}
-
-}  // namespace
-
 void RecoveryRecorder::start() { t_start_ = now(); }
 
 double RecoveryRecorder::since_start() const { return now() - t_start_; }
@@ -42,7 +28,8 @@ void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membe
   t_kill_ = -1;
   const double t_now = now();
   for (const auto& f : failed) {
-    const double tk = read_kill_stamp(f.world_rank);
+    const KillStamp stamp = read_kill_stamp(f.world_rank);
+    const double tk = stamp.time;
     // A process that died after the failure this repair started from (in
     // the repair) was found by the repair itself, by now at the latest: it
     // was never stamped with the earlier detection (a negative latency).
@@ -56,8 +43,10 @@ void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membe
         f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
         td - t_start_, tk > 0 ? fmt::format(", {:.1f} ms after the kill", (td - tk) * 1e3) : std::string(),
         later ? " (it died during the repair)" : "");
-    report_.add_failure(
-        {f.world_rank, f.logical, host, (tk > 0 ? tk : td) - t_start_, tk > 0 ? td - tk : -1, iteration});
+    // An injected kill's own iteration (what its injection line says);
+    // survivors may have stood at another one.
+    report_.add_failure({f.world_rank, f.logical, host, (tk > 0 ? tk : td) - t_start_, tk > 0 ? td - tk : -1,
+                         stamp.iteration >= 0 ? stamp.iteration : iteration});
   }
 }
 
@@ -124,6 +113,18 @@ void RecoveryRecorder::resumed(std::int64_t iteration) {
   pending_->total_s = now() - t_origin_;
   log::info("resumed at iteration {}: {:.1f} ms after the {}", iteration, pending_->total_s * 1e3,
             t_kill_ > 0 ? "kill" : "detection");
+  report_.add_recovery(*pending_);
+  pending_.reset();
+}
+
+void RecoveryRecorder::stopped(const CheckpointStats& restore) {
+  if (!pending_) return;
+  pending_->stopped = true;
+  if (pending_->restored_level == CheckpointLevel::none && restore.level != CheckpointLevel::none) {
+    pending_->restored_level = restore.level;
+    pending_->restored_iteration = restore.iteration;
+  }
+  pending_->total_s = now() - t_origin_;
   report_.add_recovery(*pending_);
   pending_.reset();
 }

@@ -39,6 +39,9 @@ class RecoveryRecorder {
   void restored(double seconds, std::int64_t iteration, CheckpointLevel level);
   // The first step after the repair is done: the record goes to the report.
   void resumed(std::int64_t iteration);
+  // A policy ends the job before that step (`restore`: what the restore
+  // read): the record goes to the report, marked stopped.
+  void stopped(const CheckpointStats& restore);
   void checkpointed(std::int64_t iteration, const CheckpointStats& st);
   // An asynchronous commit became committed: its record gets the totals.
   void committed(const CheckpointStats& st);

@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -164,6 +165,7 @@ void emit(YAML::Emitter& out, const RecoveryRecord& r) {
   out << YAML::Key << "restored_iteration" << YAML::Value << r.restored_iteration;
   out << YAML::Key << "restored_level" << YAML::Value << std::string(to_string(r.restored_level));
   if (r.interrupted) out << YAML::Key << "interrupted" << YAML::Value << true;
+  if (r.stopped) out << YAML::Key << "stopped" << YAML::Value << true;
   out << YAML::Key << "seconds" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "detect" << YAML::Value << num(r.detect_s);
   out << YAML::Key << "revoke" << YAML::Value << num(r.revoke_s);
@@ -174,6 +176,22 @@ void emit(YAML::Emitter& out, const RecoveryRecord& r) {
   out << YAML::Key << "total" << YAML::Value << num(r.total_s);
   out << YAML::EndMap;
   out << YAML::EndMap;
+}
+
+void emit(YAML::Emitter& out, const SkippedVersion& v) {
+  out << YAML::Flow << YAML::BeginMap << YAML::Key << "level" << YAML::Value
+      << std::string(to_string(v.level)) << YAML::Key << "iteration" << YAML::Value << v.iteration
+      << YAML::Key << "why" << YAML::Value << v.why << YAML::EndMap;
+}
+
+void emit_start(YAML::Emitter& out, const StartRecord& r) {
+  out << YAML::Key << "start" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "level" << YAML::Value << std::string(to_string(r.level));
+  out << YAML::Key << "iteration" << YAML::Value << r.iteration;
+  if (r.old_size > 0) out << YAML::Key << "old_size" << YAML::Value << r.old_size;
+  out << YAML::Key << "skipped" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& v : r.skipped) emit(out, v);
+  out << YAML::EndSeq << YAML::EndMap;
 }
 
 void emit(YAML::Emitter& out, const CheckpointRecord& c) {
@@ -252,19 +270,35 @@ std::string failure_line(const FailureRecord& f) {
       f.world_rank, f.host.empty() ? "" : ", " + f.host, f.time, f.iteration, ms(f.detection_latency));
 }
 
+std::string restored_text(const RecoveryRecord& r) {
+  return r.restored_level == CheckpointLevel::none
+             ? std::string("none")
+             : fmt::format("iteration {} from {}", r.restored_iteration, to_string(r.restored_level));
+}
+
 std::string recovery_line(std::size_t number, const RecoveryRecord& r) {
   const std::string end =
-      r.interrupted
-          ? fmt::format(
-                "interrupted by another failure before resuming (restored: {})",
-                r.restored_level == CheckpointLevel::none
-                    ? std::string("none")
-                    : fmt::format("iteration {} from {}", r.restored_iteration, to_string(r.restored_level)))
+      r.stopped ? fmt::format("then stopped by policy before resuming (restored: {})", restored_text(r))
+      : r.interrupted
+          ? fmt::format("interrupted by another failure before resuming (restored: {})", restored_text(r))
           : fmt::format("resumed at iteration {} from {}", r.restored_iteration, to_string(r.restored_level));
   return fmt::format(
       "    #{} at {:.3f} s: {} ranks [{}] in {} (revoke {}, shrink {}, agree {}, rebuild {}, restore {}), {}",
       number, r.start, to_string(r.action), ranks_text(r.failed_logical_ranks), ms(r.total_s), ms(r.revoke_s),
       ms(r.shrink_s), ms(r.agree_s), ms(r.rebuild_s), ms(r.restore_s), end);
+}
+
+// "" for a plain start from scratch.
+std::string start_line(const StartRecord& r) {
+  std::vector<std::string> skipped;
+  for (const auto& v : r.skipped)
+    skipped.push_back(fmt::format("{} iteration {} ({})", to_string(v.level), v.iteration, v.why));
+  const std::string passed =
+      skipped.empty() ? "" : fmt::format("; passed over: {}", fmt::join(skipped, ", "));
+  if (r.level == CheckpointLevel::none)
+    return skipped.empty() ? "" : fmt::format("  start: from scratch{}", passed);
+  return fmt::format("  start: cold restart at iteration {} from {}{}{}", r.iteration, to_string(r.level),
+                     r.old_size > 0 ? fmt::format(" (written by {} ranks)", r.old_size) : "", passed);
 }
 
 // Per level: count, size and time of its checkpoints (and of the
@@ -363,6 +397,7 @@ std::string Report::to_yaml() const {
   out << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
   for (const auto& [k, v] : phases_) out << YAML::Key << k << YAML::Value << num(v);
   out << YAML::EndMap;
+  emit_start(out, start_);
   emit_list(out, "failures", failures_);
   emit_list(out, "recoveries", recoveries_);
   out << YAML::Key << "restarts_from_scratch" << YAML::Value << restarts_from_scratch_;
@@ -402,6 +437,15 @@ void Report::adopt_history(const std::string& yaml) {
   };
   phases_.clear();
   for (const auto& kv : r["phases"]) phases_[kv.first.as<std::string>()] = kv.second.as<double>();
+  const YAML::Node start = r["start"];
+  start_ = {enum_of<CheckpointLevel>(start, "level"),
+            start["iteration"].as<std::int64_t>(),
+            start["old_size"] ? start["old_size"].as<int>() : 0,
+            {}};
+  for (const auto& v : start["skipped"]) {
+    start_.skipped.push_back({enum_of<CheckpointLevel>(v, "level"), v["iteration"].as<std::int64_t>(),
+                              v["why"].as<std::string>()});
+  }
   failures_.clear();
   for (const auto& f : r["failures"]) {
     failures_.push_back({f["world_rank"].as<int>(), f["logical_rank"].as<int>(), f["host"].as<std::string>(),
@@ -420,6 +464,7 @@ void Report::adopt_history(const std::string& yaml) {
     rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
     rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
     rec.interrupted = x["interrupted"] && x["interrupted"].as<bool>();
+    rec.stopped = x["stopped"] && x["stopped"].as<bool>();
     const YAML::Node t = x["seconds"];
     rec.detect_s = t["detect"].as<double>();
     rec.revoke_s = t["revoke"].as<double>();
@@ -474,12 +519,16 @@ std::string Report::summary() const {
     line((placement_earlier_ ? "  placement (before the repair the run ended in): " : "  placement: ") + p);
   else if (placement_earlier_)
     line("  placement: not known (the run ended in a repair before any rank had stepped)");
+  if (const std::string l = start_line(start_); !l.empty()) line(l);
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) line(failure_line(f));
   const auto interrupted = std::count_if(recoveries_.begin(), recoveries_.end(),
                                          [](const RecoveryRecord& r) { return r.interrupted; });
-  line(fmt::format("  recoveries: {}{}", recoveries_.size(),
-                   interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : ""));
+  const auto stopped = std::count_if(recoveries_.begin(), recoveries_.end(),
+                                     [](const RecoveryRecord& r) { return r.stopped; });
+  line(fmt::format("  recoveries: {}{}{}", recoveries_.size(),
+                   interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : "",
+                   stopped > 0 ? " (the last one stopped by policy)" : ""));
   if (restarts_from_scratch_ > 0) {
     line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
                      restarts_from_scratch_));

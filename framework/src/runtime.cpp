@@ -149,6 +149,7 @@ void Runtime::on_error(const std::exception& e) {
   verdict_.fatal = e.what();
   verdict_.fatal_code = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
   if (!cfg && !lost) log::error("{}", verdict_.fatal);
+  if (lost) recorder_.stopped(store_->last_restore_stats());  // a repair it ends was done all the same
   on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
 }
 
@@ -215,6 +216,23 @@ void Runtime::fault_point(Phase phase) { fault_point(phase, iteration_); }
 
 void Runtime::fault_point(Phase phase, std::int64_t iteration) {
   if (injector_.armed()) injector_.at(phase, iteration, logical_rank(), logical_size(), store_.get());
+}
+
+// A restore-phase spec names the iteration the job was at when the failure
+// struck: the furthest survivor's, which a recruit has not seen (its own is
+// 0), so it could never be killed inside its first restore. Collective only
+// when the schedule, the same everywhere, has such a spec.
+void Runtime::restore_fault_point() {
+  const Phase phase = restore_phase();
+  const auto& schedule = injector_.schedule();
+  const bool named = std::any_of(schedule.begin(), schedule.end(), [&](const InjectionSpec& s) {
+    return s.phase == phase && s.iteration >= 0;
+  });
+  if (phase != Phase::restore || !named) {
+    fault_point(phase);
+    return;
+  }
+  fault_point(phase, app_comm().allreduce(iteration_, MPI_MAX));
 }
 
 void Runtime::checkpoint(std::int64_t iteration) {
@@ -306,6 +324,7 @@ bool Runtime::resize() {
   } else {
     log::info("resize on {} ranks: starting again at iteration {}", logical_size(), iteration_);
   }
+  record_start(restored ? st->level : CheckpointLevel::none, restored ? st->old_size : 0);
   recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
   sync_interval();
   if (restored) after_restore({iteration_, st->level, !stepped_, true});
@@ -335,12 +354,19 @@ void Runtime::resize_at_start(int old_size) {
 }
 
 void Runtime::restore_or_initialize() {
-  fault_point(restore_phase());
+  restore_fault_point();
   const auto& ck = config_.checkpoint;
   const bool may_restore = recoveries_ > 0 || (ck.hdf5.restart && (ck.hdf5.every > 0 || ck.node.every > 0));
   const double t = now();
   std::optional<std::int64_t> restored;
-  if (may_restore) restored = store_->restore();
+  if (may_restore) {
+    try {
+      restored = store_->restore();
+    } catch (const CheckpointLost&) {
+      record_start(CheckpointLevel::none, 0);  // what it passed over, in the report of the job it ends
+      throw;
+    }
+  }
   if (!restored && recoveries_ == 0 && store_->last_restore_stats().other_size > 0) {
     resize_at_start(store_->last_restore_stats().other_size);
     return;
@@ -353,10 +379,19 @@ void Runtime::restore_or_initialize() {
     restored.reset();
   }
   iteration_ = restored.value_or(0);
+  record_start(restored ? store_->last_restore_level() : CheckpointLevel::none, 0);
   recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
   sync_interval();
   if (restored) after_restore({iteration_, store_->last_restore_level(), !stepped_, false});
   stage_ = Stage::steps;
+}
+
+// A cold start's record: the version it resumed from (after a resize at
+// start, the old job size's) and the versions passed over on the way.
+void Runtime::record_start(CheckpointLevel level, int old_size) {
+  if (recoveries_ > 0) return;  // a recruit's restore is the repair's
+  const bool resumed = level != CheckpointLevel::none;
+  report_.set_start({level, resumed ? iteration_ : 0, old_size, store_->last_restore_stats().skipped});
 }
 
 // Static members that no override of rebuild_static() can bring back end the
@@ -425,7 +460,7 @@ bool Runtime::rebuild_statics(const std::vector<int>& lost, const std::string& w
 }
 
 std::optional<std::int64_t> Runtime::restore_checkpoint() {
-  fault_point(restore_phase());
+  restore_fault_point();
   const double t = now();
   std::optional<std::int64_t> it = store_->restore();
   if (it && !rebuild_statics()) it.reset();  // restart: the resilient function starts afresh

@@ -165,6 +165,8 @@ class Runtime final : public RuntimeServices {
   void apply_lost_policy(const std::string& what);
   void on_lost_checkpoint();  // restore found nothing: policy
   Phase restore_phase() const { return recoveries_ > 0 ? Phase::restore : Phase::start_restore; }
+  void record_start(CheckpointLevel level, int old_size);  // the report's `start` (a cold start's)
+  void restore_fault_point();  // restore_phase()'s, at the iteration the failure struck
   void finish_job();
   void end_job(const JobEnded& e);
   Placement placement() const;  // the report's: hosts of ranks, their copies, spares

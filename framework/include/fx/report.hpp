@@ -60,6 +60,20 @@ struct RecoveryRecord {
   /// repair took over (restored_level none when it came before the restore
   /// ended).
   bool interrupted = false;
+  /// The repair completed and a policy then ended the job before its first
+  /// step (recovery.on_lost_checkpoint or checkpoint.LEVEL.on_unusable
+  /// 'stop'); restored_level says what the restore had read, if anything.
+  bool stopped = false;
+};
+
+/// How the run started (`start` in the report): the version a cold restart
+/// restored (level none and iteration 0: from scratch) and the versions it
+/// passed over on the way.
+struct StartRecord {
+  CheckpointLevel level = CheckpointLevel::none;  ///< where the version came from
+  std::int64_t iteration = 0;                     ///< the iteration it resumed at
+  int old_size = 0;                     ///< the version was written by this many ranks (0: this job's)
+  std::vector<SkippedVersion> skipped;  ///< tried and passed over, newest first
 };
 
 /// One checkpoint (`checkpoints[]` in the report).
@@ -145,6 +159,8 @@ class Report {
   void add_phase_time(const std::string& phase, double seconds) { phases_[phase] += seconds; }
   void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }           ///< record a failure
   void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }       ///< record a repair
+  void set_start(StartRecord r) { start_ = std::move(r); }                           ///< how the run started
+  const StartRecord& start() const { return start_; }                                ///< see set_start
   void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }  ///< record a checkpoint
   /// An asynchronous commit of `iteration` became committed.
   void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
@@ -215,6 +231,7 @@ class Report {
   std::map<std::string, double> phases_;
   std::vector<FailureRecord> failures_;
   std::vector<RecoveryRecord> recoveries_;
+  StartRecord start_;
   std::vector<CheckpointRecord> checkpoints_;
   std::vector<TryBlockRecord> tryblocks_;
   std::vector<UnfiredInjection> unfired_;

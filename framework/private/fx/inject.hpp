@@ -27,15 +27,19 @@ struct FailedProcess {
   int logical_rank = -1;  // -1: it was a spare
 };
 
-// Where a victim writes its kill time (fx::now()) just before dying, so the
-// survivors can measure detection latency: "$FX_STATUS_FILE.kill.<world rank>",
-// or "" when the job runs without the fx launcher.
-// Its content: the kill time and the key of the spec that fired
-// ("123.456000000 inject.failures[1]").
+// Where a victim writes its kill stamp just before dying, so the survivors
+// can measure detection latency, retire the spec that fired and record the
+// iteration it died at: "$FX_STATUS_FILE.kill.<world rank>", or "" when the
+// job runs without the fx launcher.
 std::string kill_stamp_path(int world_rank);
-// The key of the spec whose kill the stamp of `world_rank` records ("":
-// no stamp, as for a death fx did not inject).
-std::string stamped_spec(int world_rank);
+// A kill stamp: when (fx::now()), the key of the spec that fired and the
+// iteration its injection point named ("123.456000000 inject.failures[1] 45").
+struct KillStamp {
+  double time = -1;  // -1: no stamp, as for a death fx did not inject
+  std::string key;
+  std::int64_t iteration = -1;
+};
+KillStamp read_kill_stamp(int world_rank);
 
 // Whether this process is the target of `s`: the one place a spec's target
 // (rank, world, spare, buddy-of) meets the job's real membership. `spares`

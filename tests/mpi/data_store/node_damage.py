@@ -10,6 +10,7 @@ usage: node_damage.py SRC DST CASE
 SRC holding node/ and hdf5/ (both storage levels), DST/hdf5 damaged:
   hdf5_newest  rank 1's HDF5 file of the newest version zeroed (same size)
   hdf5_every   the same in every HDF5 version
+  all_every    hdf5_every, and 'every' in DST/node
 """
 import re
 import shutil
@@ -38,19 +39,8 @@ def holder_of(version, rank):
     sys.exit(f"node_damage: no partner copy of rank {rank} in {version}")
 
 
-def main():
-    src, dst, case = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst)
-    hdf5 = case.startswith("hdf5_")
-    vs = versions(dst / "hdf5" if hdf5 else dst)
-    if not vs:
-        sys.exit(f"node_damage: no version under {dst}")
-    if hdf5 and case in ("hdf5_newest", "hdf5_every"):
-        for v in vs if case == "hdf5_every" else vs[:1]:
-            f = v / "rank-000001.h5"
-            f.write_bytes(bytes(f.stat().st_size))
-    elif case == "own":
+def damage_node(vs, case):
+    if case == "own":
         flip(vs[0] / "rank-000001.img")
     elif case in ("both", "every"):
         for v in vs if case == "every" else vs[:1]:
@@ -61,7 +51,35 @@ def main():
         vs[0].write_text("not a version\n")
     else:
         sys.exit(f"node_damage: unknown case '{case}'")
-    print(f"node_damage: {case} in {dst} (versions {[v.name for v in vs]})")
+
+
+def damage_hdf5(vs, every):
+    for v in vs if every else vs[:1]:
+        f = v / "rank-000001.h5"
+        f.write_bytes(bytes(f.stat().st_size))
+
+
+def versions_under(root):
+    vs = versions(root)
+    if not vs:
+        sys.exit(f"node_damage: no version under {root}")
+    return vs
+
+
+def main():
+    src, dst, case = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst)
+    if case in ("hdf5_newest", "hdf5_every", "all_every"):
+        vs = versions_under(dst / "hdf5")
+        damage_hdf5(vs, case != "hdf5_newest")
+        if case == "all_every":
+            vs += versions_under(dst / "node")
+            damage_node(versions_under(dst / "node"), "every")
+    else:
+        vs = versions_under(dst)
+        damage_node(vs, case)
+    print(f"node_damage: {case} in {dst} (versions {[str(v.relative_to(dst)) for v in vs]})")
 
 
 if __name__ == "__main__":

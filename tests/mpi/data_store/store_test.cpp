@@ -601,13 +601,19 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
   if (comm.rank() == 0) fs::remove(dir.path / "ckpt" / "iter-000000000001" / "rank-000000.h5");
   MPI_Barrier(MPI_COMM_WORLD);
   {
-    Process fresh(cfg, comm);
-    EXPECT_FALSE(fresh.store->restore().has_value());
-    EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
+    auto stop = cfg;
+    stop.hdf5.on_unusable = fx::UnusablePolicy::stop;
+    Process strict(stop, comm);
+    EXPECT_THROW(strict.store->restore(), fx::CheckpointError);  // the version left where it was
   }
-  cfg.hdf5.on_unusable = fx::UnusablePolicy::stop;
-  Process strict(cfg, comm);
-  EXPECT_THROW(strict.store->restore(), fx::CheckpointError);
+  Process fresh(cfg, comm);
+  EXPECT_FALSE(fresh.store->restore().has_value());
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (comm.rank() == 0) {  // failed its checks: aside, never written over in place
+    EXPECT_FALSE(fs::exists(dir.path / "ckpt" / "iter-000000000001"));
+    EXPECT_TRUE(fs::exists(dir.path / "ckpt" / "quarantine" / "iter-000000000001"));
+  }
 }
 
 // restore() brings back iteration `it` from `level`, bit for bit on every rank.

@@ -89,3 +89,15 @@ TEST(ConfigDocs, EnvironmentTableMatchesTheSchema) {
 }
 
 }  // namespace
+
+// Issue 40: a positional "app.x=1" (no --fx-set) was silently unused; the
+// run warns about arguments that read like a setting of a known section.
+TEST(SettingLikeArguments, NamesOnlyKnownSections) {
+  std::vector<std::string> args = {"app",   "app.x=1",        "foo=bar",  "checkpoint.memory.every=3",
+                                   "x.y=2", "--flag=app.z=1", "spares=2", "output.txt"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  EXPECT_EQ(fx::detail::setting_like_arguments(static_cast<int>(args.size()), argv.data()),
+            (std::vector<std::string>{"app.x=1", "checkpoint.memory.every=3"}));
+}

@@ -314,6 +314,19 @@ TEST(Inject, KillStampPath) {
   ::unsetenv("FX_STATUS_FILE");
 }
 
+TEST(Inject, KillStampReadsTimeKeyAndIteration) {
+  const std::string base = ::testing::TempDir() + "fx-stamp-test";
+  ::setenv("FX_STATUS_FILE", base.c_str(), 1);
+  EXPECT_EQ(fx::detail::read_kill_stamp(2).time, -1);  // none written
+  { std::ofstream(fx::detail::kill_stamp_path(2)) << "12.5 inject.failures[1] 45\n"; }
+  const auto stamp = fx::detail::read_kill_stamp(2);
+  EXPECT_EQ(stamp.time, 12.5);
+  EXPECT_EQ(stamp.key, "inject.failures[1]");
+  EXPECT_EQ(stamp.iteration, 45);
+  std::remove(fx::detail::kill_stamp_path(2).c_str());
+  ::unsetenv("FX_STATUS_FILE");
+}
+
 // The real thing, in a child process: stamp first, then the signal.
 TEST(Inject, RealSignalAfterStamp) {
   for (const char* action : {"SIGTERM", "SIGKILL", "abort", "SIGSEGV"}) {

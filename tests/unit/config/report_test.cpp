@@ -292,6 +292,62 @@ TEST(Report, InterruptedRecoveryIsRecorded) {
   EXPECT_FALSE(to.recoveries()[0].interrupted);
 }
 
+// Issue 40, item 1: a repair that completed and was then ended by a policy
+// is in the record and the summary (it said recoveries: 0).
+TEST(Report, StoppedRecoveryIsRecorded) {
+  fx::Report r = reference_report();
+  fx::RecoveryRecord last = r.recoveries().front();
+  last.stopped = true;
+  last.restored_iteration = 290;
+  last.restored_level = fx::CheckpointLevel::hdf5;
+  r.add_recovery(last);
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  ASSERT_EQ(n["recoveries"].size(), 3u);
+  EXPECT_FALSE(n["recoveries"][0]["stopped"]);
+  EXPECT_TRUE(n["recoveries"][2]["stopped"].as<bool>());
+  const std::string s = r.summary();
+  EXPECT_NE(s.find("  recoveries: 3 (the last one stopped by policy)\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("then stopped by policy before resuming (restored: iteration 290 from hdf5)\n"),
+            std::string::npos)
+      << s;
+  fx::Report to;
+  fx::detail::ReportAccess::adopt_history(to, r.history_yaml());
+  ASSERT_EQ(to.recoveries().size(), 3u);
+  EXPECT_TRUE(to.recoveries()[2].stopped);
+}
+
+// Issue 40, item 1: a cold restart names the version and level it started
+// from and the versions it passed over (the report said nothing of it).
+TEST(Report, ColdRestartIsRecorded) {
+  fx::Report r = reference_report();
+  EXPECT_EQ(r.summary().find("  start:"), std::string::npos);  // from scratch, nothing passed over
+  r.set_start({fx::CheckpointLevel::node,
+               180,
+               0,
+               {{fx::CheckpointLevel::hdf5, 200, "unusable on at least one rank"},
+                {fx::CheckpointLevel::node, 190, "failed its checks"}}});
+  const YAML::Node n = YAML::Load(r.to_yaml());
+  EXPECT_EQ(n["start"]["level"].as<std::string>(), "node");
+  EXPECT_EQ(n["start"]["iteration"].as<int>(), 180);
+  ASSERT_EQ(n["start"]["skipped"].size(), 2u);
+  EXPECT_EQ(n["start"]["skipped"][0]["level"].as<std::string>(), "hdf5");
+  EXPECT_EQ(n["start"]["skipped"][1]["iteration"].as<int>(), 190);
+  const std::string s = r.summary();
+  EXPECT_NE(s.find("  start: cold restart at iteration 180 from node; passed over: hdf5 iteration 200 "
+                   "(unusable on at least one rank), node iteration 190 (failed its checks)\n"),
+            std::string::npos)
+      << s;
+  fx::Report to;
+  fx::detail::ReportAccess::adopt_history(to, r.history_yaml());
+  EXPECT_EQ(to.start().level, fx::CheckpointLevel::node);
+  EXPECT_EQ(to.start().iteration, 180);
+  ASSERT_EQ(to.start().skipped.size(), 2u);
+  EXPECT_EQ(to.start().skipped[1].why, "failed its checks");
+  r.set_start(
+      {fx::CheckpointLevel::none, 0, 0, {{fx::CheckpointLevel::hdf5, 200, "unusable on at least one rank"}}});
+  EXPECT_NE(r.summary().find("  start: from scratch; passed over: hdf5 iteration 200"), std::string::npos);
+}
+
 // An abort inside a repair leaves a layout with ranks nobody holds (issue
 // 29, item 5: "placement: : ranks -1", copies "on another host" on one
 // host): the last complete layout is reported, marked as earlier.

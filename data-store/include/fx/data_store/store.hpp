@@ -68,6 +68,9 @@ struct CheckpointStats {
   bool lost = false;
   std::vector<int> lost_ranks;
   ///@}
+  /// restore: the versions it tried and passed over, newest first (the same
+  /// list everywhere).
+  std::vector<SkippedVersion> skipped;
   /// restore: the ranks (of the app's comm, the same list everywhere) whose
   /// static members (add_static) it could not give back: the rank and the
   /// holder of its copy both died, or the version came from node-local
