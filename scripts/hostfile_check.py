@@ -14,7 +14,7 @@ import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import supervisor_policy as policy  # noqa: E402
+import supervisor_policy as policy
 
 
 def read_hosts(path):

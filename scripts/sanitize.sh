@@ -7,6 +7,9 @@
 # arguments: ASan+UBSan runs the unit, mpi and ft labels (not multihost);
 # TSan runs the tests whose threads meet: the asynchronous commit's copier
 # (forced on with checkpoint.memory.copier=thread) and the repair deadline.
+# With --ci (the stage .ci/run runs): ASan+UBSan runs the data store's and
+# the runtime's kill tests and the fuzz corpus replays, TSan the
+# asynchronous-commit tests; only the targets those tests run are built.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=env.sh
@@ -16,9 +19,11 @@ supp=$root/scripts/sanitizers
 which=${1:-}; shift || true
 case "$which" in
   address,undefined|undefined,address) which=address,undefined; build=$root/build-asan
-    default=(-L "^(unit|mpi|ft)$" -LE "^(multihost|style)$") ;;
+    default=(-L "^(unit|mpi|ft)$" -LE "^(multihost|style)$")
+    ci_rules=("^ft$:^(data_store|runtime)_" "^fuzz$:") ;;
   thread) build=$root/build-tsan
     default=(-R "async|^data_store_ft_|^runtime_kill|^tryblock_|^reinit_(one|two)_kill" -LE "^(multihost|style)$")
+    ci_rules=(".:async")
     export FX_CFG_CHECKPOINT__MEMORY__COPIER=thread
     # PMIx's gds/shmem2 maps its segment at a fixed address that TSan's
     # shadow memory holds: every rank aborted in MPI_Init. Its hash store instead.
@@ -29,13 +34,24 @@ case "$which" in
     export UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no ;;
   *) echo "fx test --sanitize: expected address,undefined or thread, got '$which'" >&2; exit 2 ;;
 esac
-[ $# -gt 0 ] || set -- "${default[@]}"
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFX_SANITIZE="$which" -DFX_BUILD_BENCH=OFF \
     -DFX_WARNINGS_AS_ERRORS="${FX_WERROR:-${CI:+ON}}" >/dev/null
 fi
-cmake --build "$build" -j "${FX_JOBS:-$(nproc)}"
+targets=()
+if [ "${1:-}" = --ci ]; then
+  shift
+  [ $# -eq 0 ] || { echo "fx test --sanitize $which --ci: takes no ctest arguments, got '$*'" >&2; exit 2; }
+  cmake "$build" >/dev/null  # the test list of this checkout
+  read -ra targets < <("$root/scripts/ctest_select.py" "$build" targets "${ci_rules[@]}")
+  set -- -I "$("$root/scripts/ctest_select.py" "$build" tests "${ci_rules[@]}")"
+  echo "fx test --sanitize $which --ci: building ${targets[*]}"
+fi
+[ $# -gt 0 ] || set -- "${default[@]}"
+start=$SECONDS
+cmake --build "$build" -j "${FX_JOBS:-$(nproc)}" ${targets[@]+--target "${targets[@]}"}
+echo "fx test --sanitize $which: built in $((SECONDS - start)) s"
 
 export FX_SANITIZED=$which  # tests that compare memory use skip that check
 logs=$build/sanitizer-logs
@@ -47,7 +63,8 @@ export UBSAN_OPTIONS="$common:print_stacktrace=1:halt_on_error=1:suppressions=$s
 export TSAN_OPTIONS="$common:halt_on_error=0:exitcode=86:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
 echo "fx test --sanitize $which: ctest $* (reports: $logs)"
 rc=0
-(cd "$build" && ctest --output-on-failure --timeout 900 -j "${FX_JOBS:-$(nproc)}" "$@") || rc=$?
+# Sanitized ranks mostly wait as the plain ones do (./fx test runs 8 per core).
+(cd "$build" && ctest --output-on-failure --timeout 900 -j "${FX_TEST_JOBS:-$((4 * $(nproc)))}" "$@") || rc=$?
 reports=$(find "$logs" -type f | sort)
 if [ -n "$reports" ]; then
   echo "fx test --sanitize $which: $(echo "$reports" | wc -l) report file(s):" >&2

@@ -58,12 +58,21 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
     argv[argc] = nullptr;
     return print_launch(argc, argv);
   }
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, ulfm::kThreadLevel, &provided);
   ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int world_rank = 0, world_size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (const std::string why = ulfm::thread_level_shortfall(provided); !why.empty()) {
+    if (world_rank == 0) {
+      log::error("{}", why);
+      write_status(ExitCode::error, why);
+    }
+    MPI_Finalize();
+    return static_cast<int>(ExitCode::error);
+  }
   mark_started(world_rank);  // from here on a lost process is recoverable
 
   Config config;

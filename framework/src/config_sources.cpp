@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "config_schema.hpp"
@@ -345,14 +344,33 @@ Config load_config(int& argc, char** argv) {
 
 namespace fx::detail {
 
+namespace {
+
+// "a.b.c=..." with identifier-like parts: the first part, else "".
+std::string dotted_key_head(const std::string& arg) {
+  const auto eq = arg.find('=');
+  const std::string key = arg.substr(0, eq);
+  if (eq == std::string::npos || key.find('.') == std::string::npos) return "";
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+  std::size_t part = 0;
+  for (std::size_t i = 0; i <= key.size(); ++i) {
+    if (i < key.size() && word(key[i])) continue;
+    if (i == part || (i < key.size() && key[i] != '.')) return "";  // an empty part, or another sign
+    part = i + 1;
+  }
+  if (std::isdigit(static_cast<unsigned char>(key[0])) != 0) return "";
+  return key.substr(0, key.find('.'));
+}
+
+}  // namespace
+
 std::vector<std::string> setting_like_arguments(int argc, char** argv) {
-  static const std::regex kSetting(R"(([A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z0-9_]+)+=.*)");
   const auto sections = section_keys("");
   std::vector<std::string> found;
   for (int i = 1; i < argc; ++i) {
-    std::cmatch m;
-    if (argv[i] == nullptr || !std::regex_match(argv[i], m, kSetting)) continue;
-    if (std::find(sections.begin(), sections.end(), m[1].str()) != sections.end())
+    if (argv[i] == nullptr) continue;
+    const std::string head = dotted_key_head(argv[i]);
+    if (!head.empty() && std::find(sections.begin(), sections.end(), head) != sections.end())
       found.emplace_back(argv[i]);
   }
   return found;

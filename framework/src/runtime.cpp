@@ -17,6 +17,7 @@
 #include <numeric>
 
 #include "deadline.hpp"
+#include "host_threads.hpp"
 
 namespace fx::detail {
 namespace {
@@ -196,6 +197,7 @@ void Runtime::check_world(int rc, const char* call) {
 
 bool Runtime::idle_as_spare() {
   injector_.at(Phase::spare_idle, -1, -1, logical_size(), nullptr);
+  release_host_threads();  // no worker spins while this process waits
   while (true) {
     const int rc = idle_wait(control_.watch, config_.spares.idle, config_.spares.poll_interval_ms);
     if (rc == MPI_SUCCESS && control_.watch.message() == kReleaseMessage) return true;

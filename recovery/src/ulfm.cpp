@@ -13,6 +13,17 @@ namespace fx::ulfm {
 
 void prepare_process() { std::signal(SIGPIPE, SIG_IGN); }
 
+std::string thread_level_shortfall(int provided) {
+  if (provided >= kThreadLevel) return "";
+  const char* names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                         "MPI_THREAD_MULTIPLE"};
+  const bool known = provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_MULTIPLE;
+  return std::string("the MPI library gives thread level ") +
+         (known ? names[provided - MPI_THREAD_SINGLE] : std::to_string(provided)) +
+         "; fx needs MPI_THREAD_FUNNELED (its copier thread and the Kokkos backend's threads run beside "
+         "the main thread, which alone calls MPI)";
+}
+
 namespace {
 
 // maybe_unused: pass-through mode (no ULFM) needs neither helper.

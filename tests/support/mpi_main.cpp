@@ -28,7 +28,8 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, fx::ulfm::kThreadLevel, &provided);  // as fx::run
   fx::ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   ::testing::InitGoogleTest(&argc, argv);

@@ -23,6 +23,7 @@
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -104,6 +105,7 @@ class StoreApp : public fx::ResilientApp {
     cli.add_flag("--clean-dir", clean);
     cli.add_flag("--wildcard", wildcard_);
     cli.add_flag("--resizable", resizable_);
+    cli.add_flag("--halo-in-parallel", halo_in_parallel_);
     fx_test::parse_app_args(cli, ctx);
     // Before any checkpoint exists: other ranks touch the directory only
     // after collective steps (or through rank 0's listing at a cold start).
@@ -141,6 +143,7 @@ class StoreApp : public fx::ResilientApp {
 
   bool step(fx::Context& ctx, std::int64_t it) override {
     stepped_ = true;
+    if (halo_in_parallel_) busy_region(ctx, it);
     if (first_step_ < 0) first_step_ = it;
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
@@ -154,6 +157,20 @@ class StoreApp : public fx::ResilientApp {
     derive(words_, aux_, it);
     acc_ = acc_ * 31 + comm.allreduce(local, MPI_SUM);
     return it + 1 >= iters_;
+  }
+
+  // The app's `halo` injection point inside a parallel region of the host
+  // backend: index 0 passes it while the other threads work (with OpenMP,
+  // thread 0 is this main thread, the one that calls MPI).
+  static void busy_region(fx::Context& ctx, std::int64_t it) {
+    Kokkos::View<double*, Kokkos::HostSpace> work("busy", std::int64_t{1} << 18);
+    Kokkos::parallel_for("ft_app::busy",
+                         Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, work.extent(0)),
+                         [&](std::int64_t i) {
+                           if (i == 0) ctx.fault_point(fx::Phase::halo);
+                           work(i) = std::sqrt(static_cast<double>(i + it));
+                         });
+    Kokkos::fence();
   }
 
   void finish(fx::Context& ctx) override {
@@ -217,6 +234,7 @@ class StoreApp : public fx::ResilientApp {
   std::string halo_problems_;
   bool resizable_ = false;
   Drift drift_;
+  bool halo_in_parallel_ = false;
   bool stepped_ = false;  // since setup(): what RestoreInfo::fresh_process must say
   int restored_calls_ = 0;
   std::string hook_problems_;

@@ -23,6 +23,14 @@ bool active();
 // to a just-killed peer on another host died silently in 7 of 109 runs).
 void prepare_process();
 
+// The thread level fx asks MPI_Init_thread for: the asynchronous commit's
+// copier, the repair deadline and an OpenMP backend's workers never call
+// MPI; the main thread alone does.
+constexpr int kThreadLevel = MPI_THREAD_FUNNELED;
+// "" when `provided` (MPI_Init_thread's answer) is at least kThreadLevel,
+// else the one line that says what the MPI library gave and fx needs.
+std::string thread_level_shortfall(int provided);
+
 // rc is PROC_FAILED, PROC_FAILED_PENDING or REVOKED (by error class).
 bool is_failure(int rc);
 bool is_revoked(int rc);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# ./fx setup --kokkos 4: Kokkos 4.6.01 with the OpenMP backend (and Serial)
+# from the release source in ../shared/deps (the build machines cannot
+# download it), built once into a prefix outside the tracked tree and reused
+# after (a stamp names the source's checksum). Prints the prefix.
+#
+#   FX_KOKKOS_SOURCE   the tarball (default ../shared/deps/kokkos-4.6.01.tar.gz)
+#   FX_KOKKOS4_PREFIX  where it goes (default .deps/kokkos-4.6.01-openmp)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+version=4.6.01
+# ../shared/deps/README.md gives this checksum; a tarball that differs is not the release.
+sha256=7b9d6da9020f399a05a03a91bf73c3426cbd83c60aec5fe92bfb968c0effca8c
+src=${FX_KOKKOS_SOURCE:-$root/../shared/deps/kokkos-$version.tar.gz}
+prefix=${FX_KOKKOS4_PREFIX:-$root/.deps/kokkos-$version-openmp}
+stamp=$prefix/.fx-kokkos-$sha256
+
+if [ -f "$stamp" ]; then
+  echo "$prefix"
+  exit 0
+fi
+if [ ! -r "$src" ]; then
+  echo "fx setup --kokkos 4: no Kokkos $version source at '$src' (FX_KOKKOS_SOURCE)" >&2
+  exit 2
+fi
+got=$(sha256sum "$src" | cut -d' ' -f1)
+if [ "$got" != "$sha256" ]; then
+  echo "fx setup --kokkos 4: '$src' has sha256 $got, expected $sha256 (Kokkos $version)" >&2
+  exit 2
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/fx-kokkos4.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+start=$SECONDS
+echo "fx setup --kokkos 4: building Kokkos $version (OpenMP, Serial) into $prefix" >&2
+tar -xzf "$src" -C "$work"
+rm -rf "$prefix"
+cmake -S "$work/kokkos-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
+  -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF \
+  -DKokkos_ENABLE_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$prefix" >"$work/configure.log" 2>&1 ||
+  { tail -n 30 "$work/configure.log" >&2; exit 1; }
+cmake --build "$work/build" -j "${FX_JOBS:-$(nproc)}" --target install >"$work/build.log" 2>&1 ||
+  { tail -n 30 "$work/build.log" >&2; exit 1; }
+touch "$stamp"
+echo "fx setup --kokkos 4: built in $((SECONDS - start)) s" >&2
+echo "$prefix"
