@@ -45,9 +45,10 @@ void ProgressStamp::step(std::int64_t iteration, double t, bool first) {
 void mark_started(int world_rank) {
   const char* path = std::getenv("FX_STATUS_FILE");
   if (!path || !*path) return;
-  // A target the configuration check refuses gets nothing beside it (a
-  // "/dev/full.up.0" once outlived the refusal).
-  if (!unwritable_reason(path, PathKind::file).empty()) return;
+  // A target that is no regular file gets nothing beside it (a
+  // "/dev/full.up.0" once outlived the configuration check's refusal); a
+  // directory that takes no file fails the write below by itself.
+  if (!unusable_target(path, PathKind::file).empty()) return;
   const std::string up = std::string(path) + ".up." + std::to_string(world_rank);
   write_replacing(up, "", 0644);
 }
