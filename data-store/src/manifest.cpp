@@ -211,13 +211,52 @@ fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
   return dir;
 }
 
-std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
-  const fs::path aside = root / "quarantine";
-  make_own_dir(aside);
+namespace {
+
+// A name under root/quarantine/ for `path` that nothing holds yet.
+fs::path free_aside_name(const fs::path& aside, const fs::path& path) {
   fs::path to = aside / path.filename();
   std::error_code ec;
   for (int i = 1; fs::exists(fs::symlink_status(to, ec)); ++i)
     to = aside / (path.filename().string() + "." + std::to_string(i));
+  return to;
+}
+
+// A file (or link, FIFO, ...) aside by a second name, then the first name
+// dropped: never a directory (link() refuses one). Ranks sharing the
+// directory race here: a rank that finds the name gone, or already a
+// directory (another rank moved the file and made its version there),
+// leaves it; a plain rename would have moved that live version aside.
+std::optional<fs::path> move_file_aside(const fs::path& aside, const fs::path& path) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const fs::path to = free_aside_name(aside, path);
+    if (::linkat(AT_FDCWD, path.c_str(), AT_FDCWD, to.c_str(), 0) != 0) {
+      const int err = errno;
+      if (err == EEXIST) continue;                             // that name was just taken
+      if (err == ENOENT || err == EPERM) return std::nullopt;  // gone, or a directory now
+      FX_THROW(CheckpointError,
+               fmt::format("cannot move {} aside to {}: {}", path.string(), to.string(), errno_text(err)));
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT && errno != EISDIR) {
+      FX_THROW(CheckpointError,
+               fmt::format("cannot move {} aside to {}: {}", path.string(), to.string(), errno_text(errno)));
+    }
+    return to;
+  }
+  FX_THROW(CheckpointError,
+           fmt::format("cannot move {} aside: no free name in {}", path.string(), aside.string()));
+}
+
+}  // namespace
+
+std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
+  const fs::path aside = root / "quarantine";
+  make_own_dir(aside);
+  std::error_code ec;
+  const auto st = fs::symlink_status(path, ec);
+  if (!fs::exists(st)) return std::nullopt;  // another rank sharing the directory moved it
+  if (!fs::is_directory(st)) return move_file_aside(aside, path);
+  const fs::path to = free_aside_name(aside, path);
   std::error_code err;
   fs::rename(path, to, err);
   if (!err) return to;
