@@ -6,5 +6,7 @@
 
 namespace fx {
 /// Seconds since an arbitrary, node-wide fixed point.
+/// \return CLOCK_MONOTONIC in seconds (nanosecond resolution): comparable between the
+///   processes of one node, not between nodes
 double now();
 }  // namespace fx

@@ -23,6 +23,9 @@ template <class E>
 struct EnumNames;
 
 /// The name FX_ENUM_NAMES gave `value` ("?" for a value it did not list).
+/// \tparam E an enum named with FX_ENUM_NAMES
+/// \param value any value of E
+/// \return its name, a view of a string literal (valid for the whole program)
 template <class E>
 std::string_view to_string(E value) {
   for (const auto& [v, name] : EnumNames<E>::names)
@@ -31,6 +34,9 @@ std::string_view to_string(E value) {
 }
 
 /// The enumerator named `text` (exact match), or std::nullopt.
+/// \tparam E an enum named with FX_ENUM_NAMES
+/// \param text a name, compared case-sensitively
+/// \return the enumerator of that name; std::nullopt when E has none
 template <class E>
 std::optional<E> from_string(std::string_view text) {
   for (const auto& [v, name] : EnumNames<E>::names)
@@ -39,6 +45,8 @@ std::optional<E> from_string(std::string_view text) {
 }
 
 /// "a | b | c", in declaration order.
+/// \tparam E an enum named with FX_ENUM_NAMES
+/// \return every name FX_ENUM_NAMES lists for E, joined by " | " (for error messages)
 template <class E>
 std::string enum_choices() {
   std::string out;
@@ -55,6 +63,8 @@ std::string enum_choices() {
 /// Names enum E's enumerators for fx::to_string, fx::from_string and
 /// fx::enum_choices: FX_ENUM_NAMES(E, {E::a, "a"}, ...). At global
 /// namespace scope, with E fully qualified.
+/// \param E the enum type, fully qualified (fx::Scheme)
+/// \param ... one {E::value, "name"} pair per enumerator, in declaration order
 #define FX_ENUM_NAMES(E, ...)                                                \
   template <>                                                                \
   struct fx::EnumNames<E> {                                                  \

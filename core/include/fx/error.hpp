@@ -12,10 +12,17 @@ namespace fx {
 /// The root of fx's exceptions: the message (what()) and where it was thrown.
 class Error : public std::runtime_error {
  public:
-  /// `what` is the message; file and line where it was thrown (FX_THROW fills them in).
+  /// An error thrown at `file`:`line` (FX_THROW fills them in).
+  /// \param what the message, as what() returns it
+  /// \param file the source file that threw; not copied: a string literal (__FILE__)
+  /// \param line the line in `file`
   Error(std::string what, const char* file, int line);
-  const char* file() const noexcept { return file_; }  ///< source file that threw
-  int line() const noexcept { return line_; }          ///< line in file()
+  /// Source file that threw.
+  /// \return the file name FX_THROW passed (__FILE__), as the compiler spelled it
+  const char* file() const noexcept { return file_; }
+  /// Line in file().
+  /// \return a line number, 1-based
+  int line() const noexcept { return line_; }
 
  private:
   const char* file_;
@@ -26,9 +33,15 @@ class Error : public std::runtime_error {
 /// repairs and resumes. Carries the failed world ranks this process knows of.
 class ProcessFailure : public Error {
  public:
-  /// The message, the failed world ranks known, and where it was thrown.
+  /// A failure seen at `file`:`line`.
+  /// \param what the message, as what() returns it
+  /// \param failed_world_ranks the world ranks of the processes known to have failed (empty when
+  ///   none is known yet: a revoked communicator, a repair started elsewhere)
+  /// \param file the source file that threw (a string literal, not copied)
+  /// \param line the line in `file`
   ProcessFailure(std::string what, std::vector<int> failed_world_ranks, const char* file, int line);
   /// The failed world ranks this process knew of when it threw.
+  /// \return ranks in MPI_COMM_WORLD, possibly empty; valid as long as the exception
   const std::vector<int>& failed_world_ranks() const noexcept { return failed_; }
 
  private:
@@ -39,9 +52,17 @@ class ProcessFailure : public Error {
 class MpiError : public Error {
  public:
   /// what(): "<call> failed with MPI error code <code>".
+  /// \param call the MPI call that failed, e.g. "MPI_Send" (fx::Comm adds the caller's file:line)
+  /// \param code the error code it returned (not MPI_SUCCESS)
+  /// \param file the source file that threw (a string literal, not copied)
+  /// \param line the line in `file`
   MpiError(std::string call, int code, const char* file, int line);
-  int code() const noexcept { return code_; }                 ///< the MPI error code
-  const std::string& call() const noexcept { return call_; }  ///< the MPI call, e.g. "MPI_Send"
+  /// The MPI error code.
+  /// \return what the call returned (MPI_Error_string describes it)
+  int code() const noexcept { return code_; }
+  /// The MPI call, e.g. "MPI_Send".
+  /// \return the name given to the constructor (fx::Comm adds the caller's file:line)
+  const std::string& call() const noexcept { return call_; }
 
  private:
   std::string call_;
@@ -52,9 +73,18 @@ class MpiError : public Error {
 class ConfigError : public Error {
  public:
   /// what(): "<position>: <key>: <message>".
+  /// \param position where the value was set: "file:line:column", "--fx-set", "env FX_X"
+  /// \param key the dotted key, e.g. "spares.count"
+  /// \param message what was expected and what was found ("expected ..., got '...'")
+  /// \param file the source file that threw (a string literal, not copied)
+  /// \param line the line in `file`
   ConfigError(std::string position, std::string key, std::string message, const char* file, int line);
-  const std::string& position() const noexcept { return position_; }  ///< where the value was set
-  const std::string& key() const noexcept { return key_; }            ///< the key, e.g. "spares.count"
+  /// Where the value was set.
+  /// \return "file:line:column", "--fx-set", "env FX_X", "command line" or "default"
+  const std::string& position() const noexcept { return position_; }
+  /// The key, e.g. "spares.count".
+  /// \return the dotted key as the user wrote it ("app.nx" for an application's own)
+  const std::string& key() const noexcept { return key_; }
 
  private:
   std::string position_;

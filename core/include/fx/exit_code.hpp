@@ -20,6 +20,9 @@ enum class ExitCode : int {
 /// Write "<code> <text>" to $FX_STATUS_FILE (no-op when unset). fx::run does
 /// this itself; a program the launcher runs without fx::run (a plain MPI
 /// baseline) calls it on one rank, or the launcher reports "no verdict" (125).
+/// A file that cannot be written is left as it is (the launcher then reports no verdict).
+/// \param code the job's verdict
+/// \param text its reason, on one line (the launcher prints it)
 void write_status(ExitCode code, std::string_view text);
 }  // namespace fx
 

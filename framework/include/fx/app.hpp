@@ -42,15 +42,22 @@ class ResilientApp {
   virtual ~ResilientApp() = default;
   /// Every active process, at start and when a spare is recruited: allocate
   /// and register state with ctx.store().
+  /// \param ctx this process's view of fx (the same object for the whole run)
   virtual void setup(Context& ctx) { (void)ctx; }
   /// A fresh start only (no checkpoint to restore): fill initial state.
+  /// \param ctx this process's view of fx (the same object for the whole run)
   virtual void initialize(Context& ctx) { (void)ctx; }
   /// One iteration; collective over ctx.comm(). Return true when done (all
   /// ranks must agree, e.g. from a reduction).
+  /// \param ctx this process's view of fx (the same object for the whole run)
+  /// \param iteration the step to run: 0 first, then +1 per step; after a restore, the
+  ///   restored version's iteration (steps since it run again)
+  /// \return true when this was the last step, the same on every rank
   virtual bool step(Context& ctx, std::int64_t iteration) = 0;
   /// After the last step, on every active rank, before shutdown. May
   /// communicate: a failure inside is repaired like any other (rollback to
   /// the last checkpoint, the steps since replayed, finish() called again).
+  /// \param ctx this process's view of fx (the same object for the whole run)
   virtual void finish(Context& ctx) { (void)ctx; }
   /// Spares ran out under the shrink policy: ctx.size() is smaller now.
   /// Re-decompose and return the iteration to resume at. Derived comms and
@@ -59,6 +66,8 @@ class ResilientApp {
   /// last checkpoint as the old ranks wrote it (README: "the resize()
   /// protocol"); return its iteration. The default starts again from scratch: store
   /// registrations cleared, setup + initialize, iteration 0.
+  /// \param ctx this process's view of fx (the same object for the whole run)
+  /// \return the iteration the next step runs, the same on every rank
   virtual std::int64_t resize(Context& ctx);
   /// Static members (DataStore::add_static) that a restore could not give
   /// back: a rank died together with the holder of its copy, the version
@@ -70,6 +79,9 @@ class ResilientApp {
   /// Return true once rebuilt. The default returns false, and fx then
   /// applies recovery.on_lost_checkpoint (stop: exit 4 naming the members;
   /// restart: initialize() at iteration 0): never a resume on stale data.
+  /// \param ctx this process's view of fx (the same object for the whole run)
+  /// \param missing true on the ranks whose static members must be recomputed
+  /// \return true once they are rebuilt (on this rank); false: fx applies the policy above
   virtual bool rebuild_static(Context& ctx, bool missing);
   /// After every restore, once the registered state is back (and static
   /// members rebuilt) and before the first resumed step: on every rank of
@@ -85,6 +97,8 @@ class ResilientApp {
   /// (docs/user-guide.md: "State that is not registered"). Not called after
   /// a fresh start (initialize() runs instead) nor when the default
   /// resize() starts again.
+  /// \param ctx this process's view of fx (the same object for the whole run)
+  /// \param info the version restored and how (see RestoreInfo)
   virtual void restored(Context& ctx, const RestoreInfo& info) {
     (void)ctx;
     (void)info;
@@ -96,6 +110,9 @@ class ResilientApp {
   /// list rebuild). It must give the same answer on every rank (a function
   /// of the iteration). The default allows every iteration. Explicit
   /// ctx.store().commit() calls are not asked.
+  /// \param ctx this process's view of fx (the same object for the whole run)
+  /// \param iteration the steps done so far (the version a commit now would hold)
+  /// \return true to allow the commit the policy wants now; false to put it off
   virtual bool can_checkpoint(Context& ctx, std::int64_t iteration) {
     (void)ctx;
     (void)iteration;
@@ -133,6 +150,12 @@ struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : st
 /// and fx then rejects any other key (from the file, FX_CFG_APP__*, or
 /// --fx-set app.*) like one of its own: one line naming where it was set and
 /// the nearest known key, exit 2, before any MPI communication.
+/// Errors do not leave it: they end the job with their exit code.
+/// \tparam App the application, a ResilientApp default-constructible on every process
+/// \param argc main()'s argument count
+/// \param argv main()'s arguments; fx and Kokkos take their options out (Context::args has
+///   the rest)
+/// \return the process exit code (an fx::ExitCode's value), for main() to return
 template <class App>
 int run(int argc, char** argv) {
   const auto make = [] { return std::make_unique<App>(); };

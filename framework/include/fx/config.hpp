@@ -163,24 +163,39 @@ struct Config {
   std::map<std::string, ConfigOrigin> origins;  ///< canonical key -> where it was set
   std::vector<std::string> notes;               ///< warnings for the runtime to log once (world rank 0)
   /// Where `key` (canonical, e.g. "spares.count", "app.nx") was set.
+  /// \param key a canonical dotted key
+  /// \return its entry in `origins`; else the file (`source`), or "default" without one
   ConfigOrigin origin_of(const std::string& key) const;
 };
 
 /// Parse --fx-config FILE / --fx-set k=v from argv (removing them), FX_*
 /// variables and the file; validate. Deterministic and MPI-free, so every
-/// rank reaches the same verdict. Throws ConfigError.
+/// rank reaches the same verdict.
+/// \param[in,out] argc the argument count; decreased by the arguments taken out
+/// \param[in,out] argv the arguments; fx's are taken out, the rest keep their order
+/// \return the validated configuration
+/// \throws ConfigError naming where the offending value was set (file:line:column,
+///   "env FX_X", "--fx-set", "command line")
 Config load_config(int& argc, char** argv);
 
 /// The same from explicit inputs (tests, tools): `file` may be "", `env` is
 /// a list of NAME=value strings (only FX_* ones are read), `sets` the
 /// key=value texts of --fx-set.
+/// \param file the YAML file's path; "" for none (then FX_CONFIG in `env`, if any)
+/// \param env the environment as NAME=value strings
+/// \param sets --fx-set's key=value texts, applied last, in order
+/// \return the validated configuration
+/// \throws ConfigError naming where the offending value was set
 Config load_config(const std::string& file, const std::vector<std::string>& env,
                    const std::vector<std::string>& sets);
 
 /// Checks that need the job's size (after MPI_Init, before any other MPI
 /// work; every rank gets the same verdict): spares < world size, injection
 /// targets that exist, buddy distance and parity group against the active
-/// ranks. Throws ConfigError naming where the offending value was set.
+/// ranks.
+/// \param config what load_config returned
+/// \param world_size MPI_COMM_WORLD's size: active ranks and spares together
+/// \throws ConfigError naming where the offending value was set
 void validate_against_world(const Config& config, int world_size);
 
 /// Deprecated: the free functions of the app's section before
@@ -188,6 +203,12 @@ void validate_against_world(const Config& config, int world_size);
 /// origin and prefix arguments are ignored (the section knows where each
 /// key was set).
 ///@{
+/// Deprecated: section.get<T>(key, fallback) (ConfigSection::get).
+/// \param section the section to read
+/// \param key a key of it
+/// \param fallback returned when it does not set `key`
+/// \return the value set, or `fallback`
+/// \throws ConfigError for a value that is not a T
 template <class T>
 [[deprecated("use ctx.config().get<T>(key, fallback)")]] T config_get(const ConfigSection& section,
                                                                       const std::string& key,
@@ -195,6 +216,12 @@ template <class T>
                                                                       const std::string& = "app") {
   return section.get<T>(key, fallback);
 }
+/// Deprecated: section.get<T>(key, fallback) (ConfigSection::get).
+/// \param section the section to read
+/// \param key a key of it
+/// \param fallback returned when it does not set `key`
+/// \return the value set, or `fallback`
+/// \throws ConfigError for a value that is not a T
 template <class T>
 [[deprecated("use ctx.config().get<T>(key, fallback)")]] T config_get(const ConfigSection& section,
                                                                       const std::string& key,
@@ -202,15 +229,28 @@ template <class T>
                                                                       const std::string& = "app") {
   return section.get<T>(key, fallback);
 }
+/// Deprecated: config.app.check_keys(known) (ConfigSection::check_keys).
+/// \param config whose `app:` section is checked
+/// \param known every key the section may set
+/// \throws ConfigError for a key not in `known`
 [[deprecated("use ctx.config().check_keys(known)")]] inline void config_check_keys(
     const Config& config, const std::vector<std::string>& known) {
   config.app.check_keys(known);
 }
+/// Deprecated: section.check_keys(known) (ConfigSection::check_keys).
+/// \param section the section to check
+/// \param known every key the section may set
+/// \throws ConfigError for a key not in `known`
 [[deprecated("use section.check_keys(known)")]] inline void config_check_keys(
     const ConfigSection& section, const std::vector<std::string>& known, const std::string&,
     const std::string& = "app") {
   section.check_keys(known);
 }
+/// Deprecated: section.reject(key, expected) (ConfigSection::reject).
+/// \param section the section `key` belongs to
+/// \param key the key whose value is refused
+/// \param expected what would have been accepted
+/// \throws ConfigError always
 [[deprecated("use section.reject(key, expected)")]] [[noreturn]] inline void config_reject(
     const ConfigSection& section, const std::string& key, const std::string& expected, const std::string&,
     const std::string& = "app") {

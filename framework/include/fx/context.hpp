@@ -41,15 +41,25 @@ struct TryState;
 class Context {
  public:
   /// Made by the runtime, which hands it to the app's hooks.
+  /// \param rt the runtime, referenced for the context's lifetime
   explicit Context(detail::Runtime& rt) : rt_(rt) {}
 
   /// The logical communicator: size() ranks numbered 0..size()-1, the same
   /// numbering after every repair.
+  /// \return the runtime's handle, which follows the rebuilt communicator after a repair
   const Comm& comm() const;
-  int rank() const;                ///< this process's logical rank in comm()
-  int size() const;                ///< the number of logical ranks
-  Role role() const;               ///< how this process came to run the app
-  std::int64_t iteration() const;  ///< the iteration the app is at
+  /// This process's logical rank in comm().
+  /// \return 0..size()-1
+  int rank() const;
+  /// The number of logical ranks.
+  /// \return comm()'s size (smaller after a shrink)
+  int size() const;
+  /// How this process came to run the app.
+  /// \return its role now (a recruited spare: recovered)
+  Role role() const;
+  /// The iteration the app is at.
+  /// \return the step running now (the `iteration` step() is given)
+  std::int64_t iteration() const;
   /// Whether the step now running was completed before: a failure took the
   /// job back to a checkpoint, and the steps since it run again. Per
   /// process: a step this process completed (a recruited spare: a step the
@@ -57,6 +67,7 @@ class Context {
   /// end only when this is false (and ctx.failing() is too), and each line
   /// appears once. False at a start from storage: what a job before the
   /// relaunch printed is not known.
+  /// \return true while the step running now is a replayed one
   bool replaying() const;
   /// Whether this step has met a process failure: a communicator of the
   /// app's was revoked (by fx, or by fx's error handler after a raw MPI
@@ -65,21 +76,35 @@ class Context {
   /// checkpoint, so what it computed is not to be printed. Code that checks
   /// its MPI calls never gets this far (the failed call throws). A revoke
   /// with nobody dead (a TryBlock's deadline) is not a failure.
+  /// \return true once this step has met a process failure
   bool failing() const;
-  int recoveries() const;  ///< repairs this process has been through
+  /// Repairs this process has been through.
+  /// \return 0 before the first
+  int recoveries() const;
 
-  DataStore& store();               ///< the data store: what checkpoints hold
-  ReportView report();              ///< the run report: results in, records out (set_result)
-  const Config& fx_config() const;  ///< fx's whole configuration
+  /// The data store: what checkpoints hold.
+  /// \return the runtime's store, valid for the whole run
+  DataStore& store();
+  /// The run report: results in, records out (set_result).
+  /// \return a view of the runtime's report
+  ReportView report();
+  /// The whole of fx's configuration.
+  /// \return the configuration the job was started with, valid for the whole run
+  const Config& fx_config() const;
   /// The application's own section (`app:`): ctx.config().get("nx", 64).
+  /// \return fx_config().app
   const ConfigSection& config() const;
 
   /// The command line left after fx and Kokkos took their options
   /// (args()[0] is the program).
+  /// \return the arguments, valid for the whole run
   const std::vector<std::string>& args() const;
 
   /// A named fault-injection point inside the app (such as Phase::halo), so
   /// failures can be injected exactly there.
+  /// \param phase the point's name, as injection specs name it (`phase: halo`)
+  /// \throws ConfigError when a bitflip injected here names a member not registered or a bit
+  ///   outside it
   void fault_point(Phase phase);
 
   /// Communicators derived from comm(): revoked with it on a failure and
@@ -87,19 +112,61 @@ class Context {
   /// setup(), before any other collective: a recruited spare runs setup()
   /// while the survivors replay their splits, in the same order.
   ///@{
+  /// MPI_Comm_split of comm(); collective over comm().
+  /// \param color ranks of equal color share a communicator (>= 0)
+  /// \param key orders the ranks in it (ties: by rank in comm())
+  /// \return the derived communicator
+  /// \throws ProcessFailure when a process of comm() failed
+  /// \throws MpiError when MPI fails for another reason
   Comm split(int color, int key);
+  /// MPI_Comm_dup of comm(); collective over comm().
+  /// \return the derived communicator
+  /// \throws ProcessFailure when a process of comm() failed
+  /// \throws MpiError when MPI fails for another reason
   Comm dup();
   ///@}
 
   /// Runs on every live process once per repair, after the repair, on every role.
+  /// \param callback called with what the repair did; kept until the run ends (a shrink and
+  ///   each Reinit entry drop the callbacks registered before)
   void on_failure(std::function<void(const FailureEvent&)> callback);
   /// Logical ranks (at the time they failed) this process knows to have failed.
+  /// \return the ranks, in the order their failures became known (a spare that died: none)
   std::vector<int> failed_ranks() const;
 
   /// A TryBlock over comm() or a subgroup of it (see <fx/tryblock.hpp>).
   /// Inside another block's body it is nested in that block.
   ///@{
+  /// A TryBlock over comm().
+  /// \param name the block's name, in its outcome, the report and errors
+  /// \param body run once per attempt, on every rank of comm()
+  /// \param options the block's own policy; unset fields: the `tryblock:` settings
+  /// \return the outcome, the same on every rank of comm()
+  /// \throws TryBlockAborted for a top-level block still aborted after its retries, with
+  ///   rollback off or already tried for this block and iteration
+  /// \throws ProcessFailure when a process failed, or to roll back to the last checkpoint: the
+  ///   runtime's repair takes over (let it propagate)
+  /// \throws UsageError for invalid options, a `save` naming no registered member, a group
+  ///   not valid here, or ranks that did not all enter the same blocks in the same order
+  /// \throws ConfigError when the body threw one: rethrown on its rank, never retried, as a
+  ///   UsageError or a non-fx exception from the body is (the other ranks throw ProcessFailure)
+  /// \throws MpiError when an agreement fails for a reason other than a process failure
   TryOutcome try_block(const std::string& name, const TryBody& body, const TryOptions& options = {});
+  /// A TryBlock over `group`, a subgroup of comm() (from split() or dup()).
+  /// \param name the block's name, in its outcome, the report and errors
+  /// \param group the ranks that run the block; every one of them must call this
+  /// \param body run once per attempt, on every rank of `group`
+  /// \param options the block's own policy; unset fields: the `tryblock:` settings
+  /// \return the outcome, the same on every rank of `group`
+  /// \throws TryBlockAborted for a top-level block still aborted after its retries, with
+  ///   rollback off or already tried for this block and iteration
+  /// \throws ProcessFailure when a process failed, or to roll back to the last checkpoint: the
+  ///   runtime's repair takes over (let it propagate)
+  /// \throws UsageError for invalid options, a `save` naming no registered member, a group
+  ///   not valid here, or ranks that did not all enter the same blocks in the same order
+  /// \throws ConfigError when the body threw one: rethrown on its rank, never retried, as a
+  ///   UsageError or a non-fx exception from the body is (the other ranks throw ProcessFailure)
+  /// \throws MpiError when an agreement fails for a reason other than a process failure
   TryOutcome try_block(const std::string& name, const Comm& group, const TryBody& body,
                        const TryOptions& options = {});
   ///@}

@@ -150,34 +150,77 @@ struct Platform {
 class Report {
  public:
   /// The job's settings and shape (echoed in the report); fills in the platform unless set.
+  /// \param config the job's configuration (echoed; its report path kept)
+  /// \param active the number of logical ranks at the start
+  /// \param spares the number of spare processes at the start
+  /// \param world_size MPI_COMM_WORLD's size
   void set_config(const Config& config, int active, int spares, int world_size);
-  void set_platform(Platform platform) { platform_ = std::move(platform); }  ///< pin the platform (tests)
-  const Platform& platform() const { return platform_; }                     ///< where the run happened
-  void set_app(std::string name) { app_ = std::move(name); }                 ///< the application's name
-  void set_phase_time(const std::string& phase, double seconds);  ///< setup, initialize, steps, finish, ...
+  /// Pin the platform (tests).
+  /// \param platform replaces what set_config detects
+  void set_platform(Platform platform) { platform_ = std::move(platform); }
+  /// Where the run happened.
+  /// \return the platform set or detected (empty fields before set_config)
+  const Platform& platform() const { return platform_; }
+  /// The application's name.
+  /// \param name as the summary's first line and the report's `app` show it
+  void set_app(std::string name) { app_ = std::move(name); }
+  /// The time of one phase: setup, initialize, steps, finish, ...
+  /// \param phase the phase's name, a key under `phases:`
+  /// \param seconds its time, replacing any earlier one
+  void set_phase_time(const std::string& phase, double seconds);
   /// Accumulate: phases such as setup run again after each recovery.
+  /// \param phase the phase's name, a key under `phases:`
+  /// \param seconds added to its time
   void add_phase_time(const std::string& phase, double seconds) { phases_[phase] += seconds; }
-  void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }           ///< record a failure
-  void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }       ///< record a repair
-  void set_start(StartRecord r) { start_ = std::move(r); }                           ///< how the run started
-  const StartRecord& start() const { return start_; }                                ///< see set_start
-  void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }  ///< record a checkpoint
+  /// Record a failure.
+  /// \param r the failed process, appended to failures()
+  void add_failure(FailureRecord r) { failures_.push_back(std::move(r)); }
+  /// Record a repair.
+  /// \param r the repair, appended to recoveries()
+  void add_recovery(RecoveryRecord r) { recoveries_.push_back(std::move(r)); }
+  /// How the run started.
+  /// \param r replaces the start recorded so far
+  void set_start(StartRecord r) { start_ = std::move(r); }
+  /// How the run started (see set_start).
+  /// \return the start recorded (from scratch until set_start)
+  const StartRecord& start() const { return start_; }
+  /// Record a checkpoint.
+  /// \param r the checkpoint, appended to checkpoints()
+  void add_checkpoint(CheckpointRecord r) { checkpoints_.push_back(std::move(r)); }
   /// An asynchronous commit of `iteration` became committed.
+  /// \param iteration the version's iteration (the latest record of it is completed; none:
+  ///   nothing happens)
+  /// \param committed_s seconds from the commit call until it was committed
+  /// \param background_s the app's seconds on it after the call
   void set_checkpoint_committed(std::int64_t iteration, double committed_s, double background_s);
-  void set_checkpoint_interval(int next_interval, double expected_waste);      ///< of the last checkpoint
-  void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }  ///< record a TryBlock
+  /// The automatic interval chosen after the last checkpoint (none yet: ignored).
+  /// \param next_interval the interval chosen after it, in iterations (0: a fixed interval)
+  /// \param expected_waste its expected waste, a fraction of the run time (0..1)
+  void set_checkpoint_interval(int next_interval, double expected_waste);
+  /// Record a TryBlock.
+  /// \param r the block, appended to tryblocks()
+  void add_tryblock(TryBlockRecord r) { tryblocks_.push_back(std::move(r)); }
   /// A layout with a rank nobody holds (the run ended inside a repair) is
   /// none the run had: the last complete one stays, marked as earlier.
+  /// \param p the layout now, by logical rank
   void set_placement(Placement p);
-  const Placement& placement() const { return placement_; }  ///< the last complete layout
+  /// The last complete layout.
+  /// \return it (empty before the first set_placement with a complete one)
+  const Placement& placement() const { return placement_; }
   /// A checkpoint was lost and recovery.on_lost_checkpoint: restart began
   /// the run again from iteration 0.
   void add_restart_from_scratch() { ++restarts_from_scratch_; }
-  int restarts_from_scratch() const { return restarts_from_scratch_; }  ///< times that happened
+  /// Times the run began again from iteration 0 (add_restart_from_scratch).
+  /// \return the number of add_restart_from_scratch() calls
+  int restarts_from_scratch() const { return restarts_from_scratch_; }
   /// Progress samples (run-relative time, iteration) for the timeline plot.
+  /// \param time run-relative seconds
+  /// \param iteration the iteration reached then
   void add_progress(double time, std::int64_t iteration) { progress_.emplace_back(time, iteration); }
   /// Application results, printed verbatim (numbers keep full precision):
   /// strings, bool (true/false) and every integer and floating-point type.
+  /// \param key the result's name under `results:`; a later value replaces an earlier one
+  /// \param value the result
   ///@{
   void set_result(const std::string& key, std::string value) { results_[key] = std::move(value); }
   void set_result(const std::string& key, const char* value) { results_[key] = value; }
@@ -193,28 +236,51 @@ class Report {
   }
   ///@}
   /// The injection specs that never fired (replaces the list).
+  /// \param specs the specs, in declaration order
   void set_unfired(std::vector<UnfiredInjection> specs) { unfired_ = std::move(specs); }
-  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }  ///< see set_unfired
+  /// The injection specs that never fired (see set_unfired).
+  /// \return the list set last (empty until then)
+  const std::vector<UnfiredInjection>& unfired() const { return unfired_; }
   /// write() failed: the summary says so instead of naming the file.
   void set_unwritten() { unwritten_ = true; }
 
   /// Write the YAML report (throws fx::Error naming the path on failure).
+  /// \param path the file; written beside and renamed over it, missing directories created
+  /// \throws Error naming the path when it cannot be written (a directory, a device, no
+  ///   permission; an existing file there is left as it was)
   void write(const std::string& path) const;
   /// The few lines printed at the end of a run.
+  /// \return the summary, each line ending in a newline
   std::string summary() const;
   /// The report as YAML text (what write() puts in the file).
+  /// \return one YAML document
+  /// \throws Error when the YAML emitter fails
   std::string to_yaml() const;
   /// The run's history (phases, failures, recoveries, checkpoints, TryBlocks,
   /// progress) as another process recorded it, in to_yaml() form: a spare
   /// recruited late takes it over, so whoever writes the report has it all.
+  /// \return to_yaml()
+  /// \throws Error when the YAML emitter fails
   std::string history_yaml() const { return to_yaml(); }
 
-  const std::vector<FailureRecord>& failures() const { return failures_; }           ///< in recording order
-  const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }      ///< in recording order
-  const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }  ///< in recording order
-  const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }        ///< in recording order
-  ExitCode exit_code() const { return exit_; }                 ///< the job's verdict and its reason
-  const std::string& exit_text() const { return exit_text_; }  ///< the job's verdict and its reason
+  /// The failures recorded, in recording order.
+  /// \return the list, valid until the next add_failure()
+  const std::vector<FailureRecord>& failures() const { return failures_; }
+  /// The repairs recorded, in recording order.
+  /// \return the list, valid until the next add_recovery()
+  const std::vector<RecoveryRecord>& recoveries() const { return recoveries_; }
+  /// The checkpoints recorded, in recording order.
+  /// \return the list, valid until the next add_checkpoint()
+  const std::vector<CheckpointRecord>& checkpoints() const { return checkpoints_; }
+  /// The TryBlocks recorded, in recording order.
+  /// \return the list, valid until the next add_tryblock()
+  const std::vector<TryBlockRecord>& tryblocks() const { return tryblocks_; }
+  /// The job's verdict.
+  /// \return the exit code the launcher reports (ok until the runtime sets it)
+  ExitCode exit_code() const { return exit_; }
+  /// The verdict's reason.
+  /// \return one line; may be empty
+  const std::string& exit_text() const { return exit_text_; }
 
  private:
   // The runtime's alone, through detail::ReportAccess: the verdict, and a
@@ -253,19 +319,32 @@ class Report {
 class ReportView {
  public:
   /// A view of `report` (kept by reference: the runtime's, for the whole run).
+  /// \param report the report viewed; it must outlive the view
   explicit ReportView(Report& report) : report_(report) {}
   /// An application result, printed verbatim under `results:` (strings,
   /// bool and every arithmetic type; numbers keep full precision).
+  /// \param key the result's name; a later value replaces an earlier one
+  /// \param value a string, bool or number
   template <class T>
   void set_result(const std::string& key, T&& value) {
     report_.set_result(key, std::forward<T>(value));
   }
   /// The time of one of the application's phases (e.g. `assemble`).
+  /// \param phase the phase's name, a key under `phases:` (fx's own: setup, steps, ...)
+  /// \param seconds its time, replacing any earlier one
   void set_phase_time(const std::string& phase, double seconds) { report_.set_phase_time(phase, seconds); }
-  const std::vector<FailureRecord>& failures() const { return report_.failures(); }           ///< so far
-  const std::vector<RecoveryRecord>& recoveries() const { return report_.recoveries(); }      ///< so far
-  const std::vector<CheckpointRecord>& checkpoints() const { return report_.checkpoints(); }  ///< so far
-  const std::vector<TryBlockRecord>& tryblocks() const { return report_.tryblocks(); }        ///< so far
+  /// The failures recorded so far.
+  /// \return the list, in order; valid until the runtime records another
+  const std::vector<FailureRecord>& failures() const { return report_.failures(); }
+  /// The repairs recorded so far.
+  /// \return the list, in order; valid until the runtime records another
+  const std::vector<RecoveryRecord>& recoveries() const { return report_.recoveries(); }
+  /// The checkpoints recorded so far.
+  /// \return the list, in order; valid until the runtime records another
+  const std::vector<CheckpointRecord>& checkpoints() const { return report_.checkpoints(); }
+  /// The TryBlocks recorded so far.
+  /// \return the list, in order; valid until the runtime records another
+  const std::vector<TryBlockRecord>& tryblocks() const { return report_.tryblocks(); }
 
  private:
   Report& report_;

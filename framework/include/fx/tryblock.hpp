@@ -47,6 +47,8 @@ struct TryRankError {
   int rank = -1;                       ///< in the block's communicator
   TryError error = TryError::unknown;  ///< one error (a single bit)
   /// Same rank and error.
+  /// \param o the entry compared
+  /// \return true when both fields are equal
   bool operator==(const TryRankError& o) const { return rank == o.rank && error == o.error; }
 };
 
@@ -73,11 +75,20 @@ struct TryOutcome {
   std::vector<TryOutcome> inner;
   TryAction action = TryAction::aborted;  ///< what became of the block
 
-  explicit operator bool() const { return committed; }  ///< committed
-  bool has(TryError error) const;                       ///< whether some rank asserted `error`
-  std::vector<int> ranks_with(TryError error) const;    ///< the ranks that asserted `error`, in order
+  /// Whether the block committed.
+  /// \return `committed`
+  explicit operator bool() const { return committed; }
+  /// Whether some rank asserted `error`.
+  /// \param error one error (a single bit)
+  /// \return true when `errors` (the deciding attempt's) has it
+  bool has(TryError error) const;
+  /// The ranks that asserted `error`, in order.
+  /// \param error one error (a single bit)
+  /// \return ranks in the block's communicator, ascending; empty when none did
+  std::vector<int> ranks_with(TryError error) const;
   /// "committed after 2 attempts; attempt 1: rank 2 incorrect_result", or
   /// "aborted (rollback) after 3 attempts: rank 1 timeout; ...", one line.
+  /// \return that line, nested blocks' outcomes included
   std::string describe() const;
 };
 
@@ -111,21 +122,48 @@ class TryScope {
  public:
   static constexpr int kMaxTag = 1024;  ///< message tags are 0..kMaxTag-1
 
-  const std::string& name() const;  ///< the block's name
-  const Comm& comm() const;         ///< the block's communicator
-  int rank() const;                 ///< this rank in comm()
-  int size() const;                 ///< comm()'s size
-  int attempt() const;              ///< 1 for the first run of the body
-  double remaining() const;         ///< seconds left before the block times out
+  /// The block's name.
+  /// \return the name given to try_block(), valid during the body
+  const std::string& name() const;
+  /// The block's communicator.
+  /// \return the group's communicator, valid during the body
+  const Comm& comm() const;
+  /// This rank in comm().
+  /// \return 0..size()-1
+  int rank() const;
+  /// The size of comm().
+  /// \return the number of ranks in the block's group
+  int size() const;
+  /// The attempt number, 1 for the first run of the body.
+  /// \return the attempt running now: 1 + the soft retries so far
+  int attempt() const;
+  /// Seconds left before the block times out.
+  /// \return seconds until the attempt's deadline, >= 0
+  double remaining() const;
 
   /// Start sending `n` T's to `dest`, or receiving them from `src`, in this
   /// block (tag in 0..kMaxTag-1, else UsageError); wait() completes them.
+  /// A failed MPI call is not thrown: it is asserted as the block's error.
   ///@{
+  /// Start sending `n` T's to `dest`.
+  /// \param buf `n` elements, left untouched until wait() returns
+  /// \param n the number of elements
+  /// \param dest the receiver's rank in comm()
+  /// \param tag 0..kMaxTag-1
+  /// \param site the caller's file and line, for errors (leave it defaulted)
+  /// \throws UsageError for a tag outside 0..kMaxTag-1 or a count over MPI's int limit
   template <class T>
   void isend(const T* buf, std::size_t n, int dest, int tag, CallSite site = {}) {
     auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Isend", site);
     start(buf, c, t, dest, tag, true);
   }
+  /// Start receiving `n` T's from `src`.
+  /// \param buf room for `n` elements, filled when wait() returns true
+  /// \param n the number of elements expected
+  /// \param src the sender's rank in comm()
+  /// \param tag 0..kMaxTag-1
+  /// \param site the caller's file and line, for errors (leave it defaulted)
+  /// \throws UsageError for a tag outside 0..kMaxTag-1 or a count over MPI's int limit
   template <class T>
   void irecv(T* buf, std::size_t n, int src, int tag, CallSite site = {}) {
     auto [c, t] = detail::mpi_buffer<T>(n, "MPI_Irecv", site);
@@ -135,26 +173,61 @@ class TryScope {
   /// Complete the messages started so far, waiting at most timeout_s (< 0:
   /// until the block's deadline). False if one failed or time ran out; the
   /// error is asserted and the block will abort.
+  /// \param timeout_s seconds to wait at most; < 0: until the block's deadline
+  /// \return true when every message completed and no error was asserted meanwhile
   bool wait(double timeout_s = -1);
 
   /// Assert a local error: the block aborts on every rank of the group.
+  /// \param error one error (a single bit), recorded for this rank in the outcome
   void raise_error(TryError error);
-  bool ok() const;  ///< nothing asserted here so far
+  /// Nothing asserted here so far.
+  /// \return true while this rank has asserted no error and seen no process failure
+  bool ok() const;
 
   /// A nested block (over this block's communicator, or a subgroup): it
   /// commits or aborts on its own; the outcome is returned and also kept in
   /// inner(). Nested blocks retry but never roll back: after the retries an
   /// aborted outcome comes back (and, with propagate, aborts this block).
   ///@{
+  /// A nested block over this block's communicator.
+  /// \param name the block's name, in its outcome, the report and errors
+  /// \param body run once per attempt, on every rank of comm()
+  /// \param options the block's own policy (`rollback` is not used); unset fields: the
+  ///   `tryblock:` settings
+  /// \return the outcome, the same on every rank of comm()
+  /// \throws ProcessFailure when a process failed: the runtime's repair takes over (let it
+  ///   propagate)
+  /// \throws UsageError for invalid options, a `save` naming no registered member, a group
+  ///   not valid here, or ranks that did not all enter the same blocks in the same order
+  /// \throws ConfigError when the body threw one: rethrown on its rank, never retried, as a
+  ///   UsageError or a non-fx exception from the body is (the other ranks throw ProcessFailure)
+  /// \throws MpiError when an agreement fails for a reason other than a process failure
   TryOutcome try_block(const std::string& name, const TryBody& body, const TryOptions& options = {});
+  /// A nested block over `group`, a subgroup of comm().
+  /// \param name the block's name, in its outcome, the report and errors
+  /// \param group the ranks that run the block; every one of them must call this
+  /// \param body run once per attempt, on every rank of `group`
+  /// \param options the block's own policy (`rollback` is not used); unset fields: the
+  ///   `tryblock:` settings
+  /// \return the outcome, the same on every rank of `group`
+  /// \throws ProcessFailure when a process failed: the runtime's repair takes over (let it
+  ///   propagate)
+  /// \throws UsageError for invalid options, a `save` naming no registered member, a group
+  ///   not valid here, or ranks that did not all enter the same blocks in the same order
+  /// \throws ConfigError when the body threw one: rethrown on its rank, never retried, as a
+  ///   UsageError or a non-fx exception from the body is (the other ranks throw ProcessFailure)
+  /// \throws MpiError when an agreement fails for a reason other than a process failure
   TryOutcome try_block(const std::string& name, const Comm& group, const TryBody& body,
                        const TryOptions& options = {});
   ///@}
   /// A nested block completed together with this one: one agreement decides
   /// both (and every other deferred block); its outcome lands in inner().
   /// An aborted deferred block aborts this block.
+  /// \param name the nested block's name, in its outcome
+  /// \param body run now, once, over comm(), with this block's deadline
   void defer(const std::string& name, const TryBody& body);
   /// The nested blocks completed so far in this attempt, in that order.
+  /// \return their outcomes, valid during the body
   const std::vector<TryOutcome>& inner() const;
 
  private:
@@ -166,6 +239,8 @@ class TryScope {
 
 /// Outcomes this process saw that were not a first-attempt commit (retried,
 /// rolled back, recovered or aborted), oldest first; at most 1000 kept.
+/// \param ctx the application's context
+/// \return the outcomes (the oldest dropped beyond 1000), valid while `ctx` is
 const std::vector<TryOutcome>& try_log(Context& ctx);
 
 }  // namespace fx

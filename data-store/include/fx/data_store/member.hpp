@@ -221,6 +221,10 @@ Member staged_member(const std::string& name, const V& view, Current current) {
 }  // namespace detail
 
 /// `n` elements at `data` (the pointer must stay valid while registered).
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param data the first element; the memory stays the caller's
+/// \param n the number of elements (a fixed size)
+/// \return the member, for DataStore::add_member (DataStore::add calls both)
 template <class T>
 Member make_member(const std::string& name, T* data, std::size_t n) {
   static_assert(std::is_trivially_copyable_v<T> && !std::is_const_v<T>,
@@ -231,6 +235,10 @@ Member make_member(const std::string& name, T* data, std::size_t n) {
 
 /// A std::vector of fixed size: resizing it after registration is an error
 /// (register it again); reallocation without resizing is followed.
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param v the vector, by reference: it must outlive the registration
+/// \return the member, for DataStore::add_member; a commit or restore that finds the size
+///   changed fails with an error naming it
 template <class T>
 Member make_member(const std::string& name, std::vector<T>& v) {
   static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
@@ -245,6 +253,10 @@ Member make_member(const std::string& name, std::vector<T>& v) {
 
 /// A Kokkos::View of any rank and layout. Contiguous host views are used in
 /// place; device or strided views go through a LayoutRight host copy.
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param view the View; the member keeps a copy of the handle, so its allocation lives
+///   while registered (a View later assigned to the variable is not followed: fx::follow)
+/// \return the member, for DataStore::add_member (DataStore::add calls both)
 template <class D, class... P>
 Member make_member(const std::string& name, const Kokkos::View<D, P...>& view) {
   using V = Kokkos::View<D, P...>;
@@ -308,12 +320,17 @@ struct Followed {
   V* view;  ///< the View object registered
 };
 /// Register `view` by handle (see fx::Followed).
+/// \param view the View object (a data member, not a local): it must outlive the registration
+/// \return the handle to pass to DataStore::add or make_member
 template <class D, class... P>
 Followed<Kokkos::View<D, P...>> follow(Kokkos::View<D, P...>& view) {
   return {&view};
 }
 
 /// A View registered by handle (fx::follow): the View current at each use.
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param followed fx::follow(view)'s handle; the View's extents are fixed at registration
+/// \return the member, for DataStore::add_member (DataStore::add calls both)
 template <class V>
 Member make_member(const std::string& name, Followed<V> followed) {
   using T = typename V::non_const_value_type;
@@ -381,17 +398,25 @@ struct Resizable {
   T* object;  ///< the std::vector or View registered
 };
 /// Register a std::vector whose size changes (see fx::Resizable).
+/// \param v the vector (a data member, not a local): it must outlive the registration
+/// \return the handle to pass to DataStore::add or make_member
 template <class T>
 Resizable<std::vector<T>> resizable(std::vector<T>& v) {
   return {&v};
 }
 /// Register a Kokkos::View whose extents change (see fx::Resizable).
+/// \param view the View object (a data member, not a local): it must outlive the
+///   registration; LayoutRight or LayoutLeft, not padded
+/// \return the handle to pass to DataStore::add or make_member
 template <class D, class... P>
 Resizable<Kokkos::View<D, P...>> resizable(Kokkos::View<D, P...>& view) {
   return {&view};
 }
 
 /// A std::vector whose size changes (fx::resizable).
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param r fx::resizable(v)'s handle
+/// \return the member, for DataStore::add_member (DataStore::add calls both)
 template <class T>
 Member make_member(const std::string& name, Resizable<std::vector<T>> r) {
   static_assert(std::is_trivially_copyable_v<T>, "members must be trivially copyable");
@@ -410,6 +435,9 @@ Member make_member(const std::string& name, Resizable<std::vector<T>> r) {
 /// A Kokkos::View whose extents change (fx::resizable): LayoutRight or
 /// LayoutLeft, in host or device memory (device Views go through the
 /// store's pinned staging memory, as fixed ones do).
+/// \param name unique among the registered members; names it in checkpoints and errors
+/// \param r fx::resizable(view)'s handle
+/// \return the member, for DataStore::add_member (DataStore::add calls both)
 template <class D, class... P>
 Member make_member(const std::string& name, Resizable<Kokkos::View<D, P...>> r) {
   using V = Kokkos::View<D, P...>;
@@ -454,6 +482,10 @@ struct StaticMember {
 };
 
 /// A std::vector, by handle: a restore resizes it.
+/// \param name unique among the static members
+/// \param v the vector, by reference: it must outlive the registration
+/// \return the static member, for DataStore::add_static_member (DataStore::add_static calls
+///   both)
 template <class T>
 StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
   static_assert(std::is_trivially_copyable_v<T> && !std::is_same_v<T, bool>,
@@ -473,6 +505,10 @@ StaticMember make_static_member(const std::string& name, std::vector<T>& v) {
 /// host cannot read (device memory) keeps a host copy beside it, made at its
 /// first publication (its contents never change while registered) and
 /// written back to the device by `loaded` after a restore.
+/// \param name unique among the static members
+/// \param view the View object, by reference: it must outlive the registration
+/// \return the static member, for DataStore::add_static_member (DataStore::add_static calls
+///   both)
 template <class T, class... P>
 StaticMember make_static_member(const std::string& name, Kokkos::View<T*, P...>& view) {
   using V = Kokkos::View<T*, P...>;

@@ -43,15 +43,33 @@ struct PriorImage;
 class PriorPiece {
  public:
   /// Made by the store for each wanted old rank and handed to PriorUse.
+  /// \param image the store's checked image of one old rank; referenced, not copied
   explicit PriorPiece(const detail::PriorImage& image) : image_(image) {}
-  int rank() const;                ///< old logical rank
-  int old_size() const;            ///< logical ranks of the old decomposition (that wrote the version)
-  std::int64_t iteration() const;  ///< the version's iteration
-  bool has(const std::string& name) const;  ///< whether the image has member `name`
-  /// Member `name` of the image. Throws CheckpointError naming the member,
-  /// the old rank and the iteration when the image has no such member.
+  /// Old logical rank.
+  /// \return the rank in the old decomposition, 0..old_size()-1
+  int rank() const;
+  /// Logical ranks of the old decomposition (that wrote the version).
+  /// \return PriorVersion::size
+  int old_size() const;
+  /// The version's iteration.
+  /// \return PriorVersion::iteration, the same for every piece
+  std::int64_t iteration() const;
+  /// Whether the image has member `name`.
+  /// \param name a name the member was registered under (add, add_scalar)
+  /// \return true when the old rank's image holds it
+  bool has(const std::string& name) const;
+  /// Member `name` of the image.
+  /// \param name a name the member was registered under
+  /// \return its description and bytes (valid while this piece is)
+  /// \throws CheckpointError naming the member, the old rank and the iteration when the image
+  ///   has no such member
   PriorMember member(const std::string& name) const;
   /// The member's elements as T (its type must be T's): pointer and count.
+  /// \tparam T the element type it was registered with (double for "float64", ...)
+  /// \param name a name the member was registered under
+  /// \param[out] count set to its number of elements when not null
+  /// \return its first element, read-only, valid while this piece is
+  /// \throws CheckpointError when the image has no such member, or its type is not T's
   template <class T>
   const T* data(const std::string& name, std::size_t* count = nullptr) const {
     const PriorMember m = typed(name, detail::type_name<T>(), sizeof(T));
@@ -59,6 +77,11 @@ class PriorPiece {
     return reinterpret_cast<const T*>(m.data);
   }
   /// A scalar member (add_scalar), by value.
+  /// \tparam T the type it was registered with
+  /// \param name the name it was registered under
+  /// \return its value in the old rank's image
+  /// \throws CheckpointError when the image has no such member, its type is not T's, or it has
+  ///   other than one element
   template <class T>
   T scalar(const std::string& name) const {
     std::size_t n = 0;

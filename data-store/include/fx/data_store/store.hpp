@@ -97,32 +97,49 @@ enum class StorePoint { commit_begin, commit_save, commit_posted, commit_agree, 
 class DataStore {
  public:
   /// A store with these settings; set_comm() gives it its communicator.
-  /// Throws CheckpointError for a parity group of fewer than 2 ranks.
+  /// \param options the `checkpoint:` settings (fx::Config::checkpoint), copied
+  /// \throws CheckpointError for a parity group of fewer than 2 ranks, or with the HDF5 level
+  ///   on (hdf5.every > 0) when fx's HDF5 plugin cannot be loaded
   explicit DataStore(CheckpointConfig options = {});
   ~DataStore();
   DataStore(const DataStore&) = delete;
   DataStore& operator=(const DataStore&) = delete;
 
-  const CheckpointConfig& options() const { return options_; }  ///< the settings it was made with
+  /// The settings it was made with.
+  /// \return the store's own copy, valid as long as the store
+  const CheckpointConfig& options() const { return options_; }
 
   /// add(name, T* data, n), add(name, std::vector<T>&), add(name, Kokkos::View):
   /// see make_member in <fx/data_store/member.hpp>. Names are unique.
+  /// \param name unique among the registered members; names it in checkpoints and errors
+  /// \param args what make_member takes after the name: (T* data, n), a std::vector<T>&, a
+  ///   Kokkos::View, fx::follow(view) or fx::resizable(x); the memory stays the caller's and
+  ///   must outlive the registration
+  /// \throws UsageError for a name already registered
   template <class... Args>
   void add(const std::string& name, Args&&... args) {
     add_member(make_member(name, std::forward<Args>(args)...));
   }
   /// A scalar member: `value` (a member without extents).
+  /// \param name unique among the registered members
+  /// \param value the variable, by reference: it must outlive the registration
+  /// \throws UsageError for a name already registered
   template <class T>
   void add_scalar(const std::string& name, T& value) {
     Member m = make_member(name, &value, 1);
     m.extents.clear();
     add_member(std::move(m));
   }
-  /// Register a member built by hand; throws UsageError for a name already
-  /// registered or a member with neither host memory nor save and load.
+  /// Register a member built by hand.
+  /// \param m the member (make_member's, or filled in by hand), moved into the store
+  /// \throws UsageError for a name already registered or a member with neither host memory
+  ///   nor save and load
   void add_member(Member m);
-  /// When commits take the snapshot of member `name` (see fx::Snapshot);
-  /// throws UsageError naming it when no such member is registered.
+  /// When commits take the snapshot of member `name` (see fx::Snapshot).
+  /// \param name a registered member
+  /// \param snapshot at_commit (the default) or during_next_step
+  /// \throws UsageError naming it when no such member is registered, or for during_next_step
+  ///   on a resizable member (always copied at the commit)
   void set_snapshot(const std::string& name, Snapshot snapshot);
   /// add_static(name, std::vector<T>&) or (name, Kokkos::View<T*>&), see
   /// make_static_member: data written once (such as an assembled matrix) that
@@ -134,21 +151,32 @@ class DataStore {
   /// resize) is named in CheckpointStats::static_lost, and the runtime has
   /// the app rebuild them (ResilientApp::rebuild_static) before any step.
   /// Static members are not written to node-local storage or HDF5.
+  /// \param name unique among the static members
+  /// \param data a std::vector or a one-dimensional Kokkos::View, by reference: it must
+  ///   outlive the registration; a restore resizes it
+  /// \throws UsageError for a static member's name registered twice
   template <class T>
   void add_static(const std::string& name, T& data) {
     add_static_member(make_static_member(name, data));
   }
-  /// Register a static member built by hand; throws UsageError for a static
-  /// member's name registered twice.
+  /// Register a static member built by hand.
+  /// \param m the member (make_static_member's, or filled in by hand), moved into the store
+  /// \throws UsageError for a static member's name registered twice
   void add_static_member(StaticMember m);
   /// The static members, in registration order.
+  /// \return the store's list, valid until the next registration or clear()
   const std::vector<StaticMember>& static_members() const { return statics_; }
   void clear();  ///< every registration, static ones too
   /// Whether no member is registered (static members aside).
+  /// \return true when members() is empty
   bool empty() const { return members_.empty(); }
   /// The members, in registration order.
+  /// \return the store's list, valid until the next registration or clear()
   const std::vector<Member>& members() const { return members_; }
-  std::size_t bytes() const;  ///< registered bytes on this rank
+  /// Registered bytes on this rank.
+  /// \return the sum of the members' sizes, a resizable member's at its extents now (static
+  ///   members aside)
+  std::size_t bytes() const;
 
   /// Collective on the app comm: store a version of every member for
   /// `iteration` (own copy + redundancy); it becomes the committed version
@@ -160,26 +188,48 @@ class DataStore {
   /// posted; progress() and flush() finish it, and a failure before then
   /// leaves the previous version restorable. Two commits never overlap: the
   /// next one finishes this one first.
+  /// \param iteration the version's iteration, the one restore() returns: the next step to
+  ///   run (>= 0); kept versions of this iteration or later are dropped first
+  /// \throws ProcessFailure when a process fails during it
+  /// \throws CheckpointError when some rank could not save a member or write its node-local or
+  ///   HDF5 files (the same on every rank); the previous version stays the committed one
+  /// \throws MpiError when an MPI call fails for another reason
+  /// \throws UsageError on a store without a communicator (one the application made itself)
   void commit(std::int64_t iteration);
   /// Move an asynchronous commit on (not collective, never blocks on peers):
   /// waits for the snapshot of during_next_step members (call it when the
   /// step after the commit has ended), tests the exchange, then posts and
   /// tests the agreement. Returns true when it committed the version
-  /// (take_committed() then has its stats). Throws ProcessFailure if a peer
-  /// died.
+  /// (take_committed() then has its stats).
+  /// \return true when this call committed the version; false when none is in flight or it
+  ///   is not done yet
+  /// \throws ProcessFailure if a peer died
+  /// \throws CheckpointError when the agreement says some rank could not take its part; the
+  ///   previous version stays the committed one
+  /// \throws MpiError when an MPI call fails for another reason
   bool progress();
   /// The stats of an asynchronous commit that became committed since the
   /// last call, handed out once.
+  /// \return its stats, or std::nullopt when none became committed since
   std::optional<CheckpointStats> take_committed() { return std::exchange(committed_async_, std::nullopt); }
   /// Collective after a repair (or at start): restore the newest version
   /// every rank can get (own memory, buddy or parity, then node-local
   /// storage or HDF5, the newer first). Returns its iteration, or nullopt
   /// when there is none (fresh start; see CheckpointStats::other_size for a
-  /// version of another job size). A failure inside throws ProcessFailure;
-  /// call it again after the next repair.
+  /// version of another job size). A version that fails its checks is
+  /// passed over (CheckpointStats::skipped), not thrown.
+  /// \return the iteration of the version restored: the next step to run; std::nullopt when
+  ///   there is none (the same on every rank)
+  /// \throws ProcessFailure when a process fails during it; call it again after the next repair
+  /// \throws CheckpointLost when versions exist in storage but none is usable and
+  ///   checkpoint.node or checkpoint.hdf5's on_unusable is `stop`
+  /// \throws CheckpointError when a static member's bytes received are not whole elements
+  /// \throws MpiError when an MPI call fails for another reason
+  /// \throws UsageError on a store without a communicator (one the application made itself)
   std::optional<std::int64_t> restore();
   /// The iteration of the newest version committed or restored here;
   /// nullopt when there is none.
+  /// \return that iteration, or std::nullopt
   std::optional<std::int64_t> committed_iteration() const;
 
   /// Collective after a shrink (the resize hook): the newest version the old
@@ -194,12 +244,22 @@ class DataStore {
   /// After a relaunch on fewer ranks (restore() set other_size), the version
   /// comes from storage instead: node-local files (each old image read on a
   /// live host holding it, own or partner copy) or HDF5, the newer first.
-  /// Returns nullopt when no version exists (start afresh); throws
-  /// CheckpointError naming the iteration and the old ranks when some image
-  /// is nowhere, ProcessFailure on a failure (call again after the repair).
+  /// \param wants called once, on every rank, with the version found: the old ranks this rank
+  ///   needs (each in 0..size-1 of the PriorVersion; any order, empty allowed)
+  /// \param use called once per wanted old rank, in ascending order, with its image (valid
+  ///   during the call only)
+  /// \return the version restored; std::nullopt when no version exists (start afresh)
+  /// \throws CheckpointError naming the iteration and the old ranks when some image is nowhere
+  /// \throws CheckpointLost when no copy of some old rank survived and no complete HDF5
+  ///   version of the old size exists (or the HDF5 level is off)
+  /// \throws UsageError when `wants` names a rank outside the old decomposition, or on a store
+  ///   without a communicator
+  /// \throws ProcessFailure on a failure (call again after the repair)
+  /// \throws MpiError when an MPI call fails for another reason
   std::optional<PriorVersion> restore_resized(const PriorWants& wants, const PriorUse& use);
   /// What the last restore_resized() restored (its stats), handed out once:
   /// the runtime reports the iteration and level a resize resumed from.
+  /// \return its stats, or std::nullopt when none was restored since the last call
   std::optional<CheckpointStats> take_resized_restore() {
     return std::exchange(resized_restore_, std::nullopt);
   }
@@ -210,23 +270,33 @@ class DataStore {
   /// during the app's next steps, not in the restore's last calls on the
   /// recovered rank's time. Not collective: each rank posts its part. The
   /// runtime calls it after the first step; flush() does it when nobody did.
+  /// \throws ProcessFailure if a peer died
+  /// \throws MpiError when an MPI call fails for another reason
   void start_reprotection();
   /// Wait for the re-protection restore() planned (posting it first when
   /// start_reprotection() was not called) and for an asynchronous commit in
   /// flight (its agreement: collective then). commit() and restore() do it
-  /// first themselves. Throws ProcessFailure if a peer died.
+  /// first themselves.
+  /// \throws ProcessFailure if a peer died
+  /// \throws CheckpointError when the commit in flight failed on some rank (the previous
+  ///   version stays the committed one)
+  /// \throws MpiError when an MPI call fails for another reason
   void flush();
 
   /// The buddy distance chosen for the hosts of this communicator (0: the
   /// parity scheme, or unknown before the first commit or restore on it).
+  /// \return logical rank r's copy is held by r + distance (mod size); 0 as above
   int buddy_distance() const;
 
   /// What the last commit() did on this rank (an asynchronous one's stats
   /// are completed when it is committed).
+  /// \return the store's record, overwritten by the next commit
   const CheckpointStats& last_commit_stats() const;
   /// What the last restore() did on this rank.
+  /// \return the store's record, overwritten by the next restore
   const CheckpointStats& last_restore_stats() const;
   /// Where the last restore() came from (none: nothing restored).
+  /// \return last_restore_stats().level
   CheckpointLevel last_restore_level() const { return last_restore_stats().level; }
 
  private:
