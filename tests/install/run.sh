@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# run.sh CMAKE BUILD_DIR WORK_DIR [cmake args for the consumer...]
-# Install the fx build tree to WORK_DIR/prefix, then configure, build and
+# run.sh CMAKE BUILD_DIR|--prefix=PREFIX WORK_DIR [cmake args for the consumer...]
+# Install the fx build tree to WORK_DIR/prefix (or take a prefix fx is
+# already installed in: scripts/spack_check.sh), then configure, build and
 # run tests/install/consumer against it with find_package(fx CONFIG).
 set -euo pipefail
 cmake_bin=$1; build=$2; work=$3; shift 3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
-"$cmake_bin" --install "$build" --prefix "$work/prefix" >"$work/install.log" \
-  || { cat "$work/install.log"; exit 1; }
+case "$build" in
+  --prefix=*) prefix=${build#--prefix=} ;;
+  *) prefix=$work/prefix
+     "$cmake_bin" --install "$build" --prefix "$prefix" >"$work/install.log" \
+       || { cat "$work/install.log"; exit 1; } ;;
+esac
 # Only the public API is installed: no header of a module's private/
 # directory, nothing under a detail/ directory, none of the internals an
 # application never names; every fx header an installed one includes is
 # installed too (the consumer below sees only the prefix).
 src=$(cd "$here/../.." && pwd)
-inc=$work/prefix/include
+inc=$prefix/include
 private=$(cd "$src" && find core recovery spares data-store framework -path '*/private/*' -name '*.hpp' | sed 's|^.*/private/||')
 [ -n "$private" ] || { echo "install: no private headers found under $src (check the test)" >&2; exit 1; }
 leaked=$( (cd "$inc" && find . -path '*/detail/*' -name '*.hpp'
@@ -31,7 +36,7 @@ yaml=$(cd "$inc" && grep -rlE '#[[:space:]]*include[[:space:]]*[<"]yaml-cpp/' . 
 [ -z "$yaml" ] || { echo "install: installed headers include yaml-cpp:" "$yaml" >&2; exit 1; }
 # Relocatable: the exported targets name dependencies by target, never by
 # an absolute path of this machine.
-abs=$(grep -hE 'INTERFACE_(LINK_LIBRARIES|INCLUDE_DIRECTORIES)' "$work"/prefix/lib*/cmake/fx/fxTargets.cmake |
+abs=$(grep -hE 'INTERFACE_(LINK_LIBRARIES|INCLUDE_DIRECTORIES)' "$prefix"/lib*/cmake/fx/fxTargets.cmake |
       grep -oE '[";]/[^";]*' || true)
 [ -z "$abs" ] || { echo "install: exported targets name absolute paths:" "$abs" >&2; exit 1; }
 echo "install: $(cd "$inc" && find . -name '*.hpp' | wc -l) public headers installed, no internal one, none includes yaml-cpp"
@@ -42,7 +47,7 @@ grep -q 'fx::run<' "$work/readme_app.cpp" ||
   { echo "install: no application found in README.md's first C++ block" >&2; exit 1; }
 
 # Only the prefix: the fx build tree must not leak into the consumer.
-"$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+"$cmake_bin" -S "$here/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=Release -DFX_README_APP="$work/readme_app.cpp" "$@"
 "$cmake_bin" --build "$work/build"
 
@@ -52,7 +57,7 @@ grep -q 'fx::run<' "$work/readme_app.cpp" ||
 # The app's own key (app.steps, read through fx::ConfigSection) comes from
 # the environment.
 app=$work/build/fx_consumer
-run=$work/prefix/bin/fx-run
+run=$prefix/bin/fx-run
 export FX_CFG_CHECKPOINT__MEMORY__EVERY=5 FX_CFG_APP__STEPS=30
 FX_INJECT='' "$run" -n 3 -s 1 -t 60 "$app" > "$work/clean.out" 2>&1 || { cat "$work/clean.out"; exit 1; }
 rc=0
@@ -70,8 +75,8 @@ echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survive
 # FX_HDF5_PLUGIN at the prefix's copy, and a run with HDF5 checkpoints
 # writes its files.
 # shellcheck disable=SC1091  # made by the install above
-plugin=$(unset FX_HDF5_PLUGIN; source "$work/prefix/libexec/fx/env.sh" && echo "$FX_HDF5_PLUGIN")
-[ "$plugin" = "$work/prefix/lib/fx/libfx_hdf5.so" ] && [ -f "$plugin" ] ||
+plugin=$(unset FX_HDF5_PLUGIN; source "$prefix/libexec/fx/env.sh" && echo "$FX_HDF5_PLUGIN")
+[ "$plugin" = "$prefix/lib/fx/libfx_hdf5.so" ] && [ -f "$plugin" ] ||
   { echo "install: the installed env.sh names the HDF5 plugin '$plugin', not an installed file" >&2; exit 1; }
 FX_INJECT='' FX_CFG_CHECKPOINT__HDF5__EVERY=2 FX_CFG_CHECKPOINT__HDF5__DIRECTORY="$work/h5" \
   "$run" -n 3 -s 1 -t 60 "$app" > "$work/hdf5.out" 2>&1 || { cat "$work/hdf5.out"; exit 1; }
