@@ -105,14 +105,14 @@ std::string replace_with(const std::string& tmp, const std::string& target) {
   return why;
 }
 
-std::string write_replacing(const std::string& target, std::string_view data, unsigned mode, bool durable) {
-  // Refused before anything is created beside it.
-  if (std::string why = unusable_target(target, PathKind::file); !why.empty()) return why;
-  TempFile tmp;
-  if (std::string why = create_temp_beside(target, tmp); !why.empty()) return why;
+namespace {
+
+// Writes all of data to fd, retrying short writes and EINTR: 0, or the errno
+// that stopped it (ENOSPC for a write of nothing).
+int write_all(int fd, std::string_view data) {
   int err = 0;
   for (std::size_t done = 0; done < data.size() && err == 0;) {
-    const ssize_t w = ::write(tmp.fd, data.data() + done, data.size() - done);
+    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
     if (w > 0)
       done += static_cast<std::size_t>(w);
     else if (w == 0)
@@ -120,6 +120,17 @@ std::string write_replacing(const std::string& target, std::string_view data, un
     else if (errno != EINTR)
       err = errno;
   }
+  return err;
+}
+
+}  // namespace
+
+std::string write_replacing(const std::string& target, std::string_view data, unsigned mode, bool durable) {
+  // Refused before anything is created beside it.
+  if (std::string why = unusable_target(target, PathKind::file); !why.empty()) return why;
+  TempFile tmp;
+  if (std::string why = create_temp_beside(target, tmp); !why.empty()) return why;
+  int err = write_all(tmp.fd, data);
   if (err == 0 && ::fchmod(tmp.fd, static_cast<mode_t>(mode)) != 0) err = errno;
   if (err == 0 && durable && ::fsync(tmp.fd) != 0) err = errno;
   if (::close(tmp.fd) != 0 && err == 0) err = errno;

@@ -149,43 +149,60 @@ void write_header(const ImageInfo& info, std::byte* image) {
   std::memset(image + head.size() + table.size(), 0, info.payload_offset - head.size() - table.size());
 }
 
-std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                                        bool defer, DeviceStaging* staging) {
+namespace {
+
+// One pack_image_now: the copies it leaves for later (deferred members) and
+// those staged through the device that it completes itself.
+struct Packing {
+  const std::vector<Member>& members;
+  ImageInfo& info;
+  std::byte* payload;
+  bool defer;
+  DeviceStaging* staging;
   std::vector<PendingCopy> later, staged_now;
-  std::byte* payload = image + info.payload_offset;
-  // Device members first: their copies to the host run while the host
-  // members are copied here.
-  // Deferred ones (an asynchronous commit's during_next_step members) are
-  // first copied in device memory, which the commit waits for, and go to
-  // the host after it returned.
-  bool device = false;
-  for (const auto& m : members) device = device || (staging && m.to_host && m.bytes > 0);
-  if (device) DeviceStaging::after_app_kernels();
-  auto deferred = [&](const Member& m) {
+
+  // Copied to the host through the staging buffers.
+  bool staged(const Member& m) const { return staging && m.to_host && m.bytes > 0; }
+  // An asynchronous commit's during_next_step member with a device snapshot.
+  bool deferred(const Member& m) const {
     return defer && m.snapshot == Snapshot::during_next_step && m.to_snapshot;
-  };
-  for (std::size_t i = 0; device && i < members.size(); ++i) {
-    const Member& m = members[i];
-    if (!m.to_host || m.bytes == 0) continue;
-    std::byte* pinned = staging->buffer(i, m.bytes);
-    if (deferred(m))
-      m.to_snapshot(staging->space());
-    else
-      m.to_host(staging->space(), pinned);
-    const PendingCopy c{payload + info.members[i].offset, pinned, m.bytes, &info.members[i].hash, true};
-    (deferred(m) ? later : staged_now).push_back(c);
   }
-  if (!later.empty()) {
+  bool any_staged() const {
+    bool device = false;
+    for (const auto& m : members) device = device || staged(m);
+    return device;
+  }
+
+  // Starts each device member's copy to the host (or, deferred, to its
+  // snapshot in device memory).
+  void stage_device_members() {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const Member& m = members[i];
+      if (!m.to_host || m.bytes == 0) continue;
+      std::byte* pinned = staging->buffer(i, m.bytes);
+      if (deferred(m))
+        m.to_snapshot(staging->space());
+      else
+        m.to_host(staging->space(), pinned);
+      const PendingCopy c{payload + info.members[i].offset, pinned, m.bytes, &info.members[i].hash, true};
+      (deferred(m) ? later : staged_now).push_back(c);
+    }
+  }
+
+  // Once the snapshots are taken, starts their copies to the host.
+  void snapshots_to_host() {
     staging->fence();  // the snapshots are taken: the app may write its members
     for (std::size_t i = 0; i < members.size(); ++i)
       if (members[i].to_host && members[i].bytes > 0 && deferred(members[i]))
         members[i].snapshot_to_host(staging->space(), staging->buffer(i, members[i].bytes));
   }
-  for (std::size_t i = 0; i < members.size(); ++i) {
+
+  // Member i, unless staged: copied and hashed now, or left for later.
+  void copy_host_member(std::size_t i) {
     const Member& m = members[i];
     MemberRecord& r = info.members[i];
     std::byte* dst = payload + r.offset;
-    if (device && m.to_host && m.bytes > 0) {
+    if (staged(m)) {
       // staged above
     } else if (m.host && defer && m.snapshot == Snapshot::during_next_step) {
       later.push_back({dst, m.host(), m.bytes, &r.hash});  // the memory the member names now
@@ -195,16 +212,46 @@ std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, Imag
       m.save(dst);
       r.hash = hash_bytes(dst, m.bytes);
     }
+  }
+
+  // Zeroes the bytes between member i's data and the next member's.
+  void pad_after(std::size_t i) {
+    const MemberRecord& r = info.members[i];
     const std::uint64_t end =
         i + 1 < members.size() ? info.members[i + 1].offset : info.total_bytes - info.payload_offset;
-    std::memset(dst + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
+    std::memset(payload + r.offset + r.bytes, 0, end - r.offset - r.bytes);  // deterministic padding
   }
-  if (!staged_now.empty()) {
+
+  // The staged copies that are not deferred land in the image, hashed.
+  void finish_staged() {
+    if (staged_now.empty()) return;
     if (later.empty()) staging->fence();  // else fenced above
     for (const auto& c : staged_now) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);
   }
-  if (later.empty()) write_header(info, image);
-  return later;
+};
+
+}  // namespace
+
+std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
+                                        bool defer, DeviceStaging* staging) {
+  Packing p{members, info, image + info.payload_offset, defer, staging, {}, {}};
+  // Device members first: their copies to the host run while the host
+  // members are copied here.
+  // Deferred ones (an asynchronous commit's during_next_step members) are
+  // first copied in device memory, which the commit waits for, and go to
+  // the host after it returned.
+  if (p.any_staged()) {
+    DeviceStaging::after_app_kernels();
+    p.stage_device_members();
+  }
+  if (!p.later.empty()) p.snapshots_to_host();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    p.copy_host_member(i);
+    p.pad_after(i);
+  }
+  p.finish_staged();
+  if (p.later.empty()) write_header(info, image);
+  return std::move(p.later);
 }
 
 void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,

@@ -50,6 +50,28 @@ std::string DataStore::Impl::below_memory() const {
   return fmt::format("trying {}", fmt::join(on, " and "));
 }
 
+namespace {
+
+// The levels of one tier (memory, or storage) that this restore reads.
+std::vector<Level*> levels_reading(const detail::Levels& levels, bool storage,
+                                   const detail::RestoreFacts& f) {
+  std::vector<Level*> tier;
+  for (const auto& l : levels)
+    if (l->storage() == storage && l->reads(f)) tier.push_back(l.get());
+  return tier;
+}
+
+// The level of `tier` whose next version to try is the newest (the earlier
+// one on a tie), or nullptr when none has any left.
+Level* newest_next(const std::vector<Level*>& tier) {
+  Level* best = nullptr;
+  for (Level* l : tier)
+    if (l->next() >= 0 && (best == nullptr || l->next() > best->next())) best = l;
+  return best;
+}
+
+}  // namespace
+
 // Memory alone first: it holds every committed version before any level
 // below copies it, so storage is read only when memory has nothing usable.
 // Then the storage levels this restore reads, together, newest version
@@ -57,9 +79,7 @@ std::string DataStore::Impl::below_memory() const {
 std::optional<std::pair<CheckpointLevel, std::int64_t>> DataStore::Impl::walk(const detail::RestoreFacts& f,
                                                                               CheckpointStats& st) {
   for (const bool storage : {false, true}) {
-    std::vector<Level*> tier;
-    for (const auto& l : levels)
-      if (l->storage() == storage && l->reads(f)) tier.push_back(l.get());
+    const std::vector<Level*> tier = levels_reading(levels, storage, f);
     if (tier.empty()) continue;
     if (storage) settle_background();  // a failed memory restore may have left copies running
     auto timed = [&](Level* l, const auto& body) {
@@ -69,9 +89,7 @@ std::optional<std::pair<CheckpointLevel, std::int64_t>> DataStore::Impl::walk(co
     };
     for (Level* l : tier) timed(l, [&] { l->open(f); });
     for (;;) {
-      Level* best = nullptr;
-      for (Level* l : tier)
-        if (l->next() >= 0 && (best == nullptr || l->next() > best->next())) best = l;
+      Level* best = newest_next(tier);
       if (best == nullptr) break;
       const std::int64_t it = best->next();
       bool ok = false;

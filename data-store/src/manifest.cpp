@@ -102,7 +102,10 @@ std::string format_manifest(const Manifest& m) {
   return std::string(out.c_str()) + "\n";
 }
 
-Manifest parse_manifest(const std::string& text, const std::string& path, bool every_rank) {
+namespace {
+
+// The manifest's YAML: a mapping in fx's format.
+YAML::Node manifest_root(const std::string& text, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -113,6 +116,43 @@ Manifest parse_manifest(const std::string& text, const std::string& path, bool e
   if (field<std::string>(root, "format", path) != kFormatName) {
     FX_THROW(CheckpointError, fmt::format("{}: format is not '{}'", path, kFormatName));
   }
+  return root;
+}
+
+// 'files' is a list of rank_count entries (every_rank), or of no more.
+void check_file_count(const YAML::Node& files, int rank_count, bool every_rank, const std::string& path) {
+  const std::size_t entries = files && files.IsSequence() ? files.size() : 0;
+  if (rank_count < 1 || !files || !files.IsSequence() ||
+      (every_rank ? entries != static_cast<std::size_t>(rank_count)
+                  : entries > static_cast<std::size_t>(rank_count))) {
+    FX_THROW(CheckpointError, fmt::format("{}: rank_count {} does not match the {} entries of 'files'", path,
+                                          rank_count, entries));
+  }
+}
+
+// One entry of 'files'; its rank must be in range and not in `seen` yet.
+ManifestEntry parse_entry(const YAML::Node& f, int rank_count, std::set<int>& seen, const std::string& path) {
+  ManifestEntry e;
+  e.rank = field<int>(f, "rank", path);
+  e.file = field<std::string>(f, "file", path);
+  e.bytes = field<std::uint64_t>(f, "bytes", path);
+  const auto hex = field<std::string>(f, "xxh3", path);
+  char* end = nullptr;
+  e.checksum = std::strtoull(hex.c_str(), &end, 16);
+  if (hex.empty() || *end != '\0') FX_THROW(CheckpointError, fmt::format("{}: bad xxh3 '{}'", path, hex));
+  if (e.rank < 0 || e.rank >= rank_count || !seen.insert(e.rank).second) {
+    FX_THROW(CheckpointError, fmt::format("{}: rank {} is out of range or listed twice", path, e.rank));
+  }
+  if (!plain_file_name(e.file)) {
+    FX_THROW(CheckpointError, fmt::format("{}: bad file name '{}' for rank {}", path, e.file, e.rank));
+  }
+  return e;
+}
+
+}  // namespace
+
+Manifest parse_manifest(const std::string& text, const std::string& path, bool every_rank) {
+  const YAML::Node root = manifest_root(text, path);
   Manifest m;
   m.format_version = field<int>(root, "format_version", path);
   if (m.format_version != kDiskFormat) {
@@ -123,32 +163,13 @@ Manifest parse_manifest(const std::string& text, const std::string& path, bool e
   m.sequence = field<std::int64_t>(root, "sequence", path);
   m.rank_count = field<int>(root, "rank_count", path);
   const YAML::Node files = root["files"];
-  const std::size_t entries = files && files.IsSequence() ? files.size() : 0;
-  if (m.rank_count < 1 || !files || !files.IsSequence() ||
-      (every_rank ? entries != static_cast<std::size_t>(m.rank_count)
-                  : entries > static_cast<std::size_t>(m.rank_count))) {
-    FX_THROW(CheckpointError, fmt::format("{}: rank_count {} does not match the {} entries of 'files'", path,
-                                          m.rank_count, entries));
-  }
+  check_file_count(files, m.rank_count, every_rank, path);
   if (every_rank) m.files.resize(static_cast<std::size_t>(m.rank_count));
   // A set, not a flag per rank: a marker lists a few of rank_count ranks,
   // and a damaged rank_count must not size an allocation.
   std::set<int> seen;
   for (const auto& f : files) {
-    ManifestEntry e;
-    e.rank = field<int>(f, "rank", path);
-    e.file = field<std::string>(f, "file", path);
-    e.bytes = field<std::uint64_t>(f, "bytes", path);
-    const auto hex = field<std::string>(f, "xxh3", path);
-    char* end = nullptr;
-    e.checksum = std::strtoull(hex.c_str(), &end, 16);
-    if (hex.empty() || *end != '\0') FX_THROW(CheckpointError, fmt::format("{}: bad xxh3 '{}'", path, hex));
-    if (e.rank < 0 || e.rank >= m.rank_count || !seen.insert(e.rank).second) {
-      FX_THROW(CheckpointError, fmt::format("{}: rank {} is out of range or listed twice", path, e.rank));
-    }
-    if (!plain_file_name(e.file)) {
-      FX_THROW(CheckpointError, fmt::format("{}: bad file name '{}' for rank {}", path, e.file, e.rank));
-    }
+    ManifestEntry e = parse_entry(f, m.rank_count, seen, path);
     if (every_rank)
       m.files[static_cast<std::size_t>(e.rank)] = e;
     else

@@ -115,22 +115,37 @@ std::string map_planned(const std::vector<NodeFile>& files, const detail::PriorP
   }
 }
 
+// Rank q's image among `inventory` (one rank's slots) for the plan's
+// version: its own copy first, else a held one; nullptr when neither.
+const detail::SlotSummary* copy_of(const std::vector<detail::SlotSummary>& inventory,
+                                   const detail::PriorPlan& plan, int q) {
+  const detail::SlotSummary* held = nullptr;
+  for (const auto& s : inventory) {
+    if (s.iteration != plan.iteration || s.size != plan.old_size) continue;
+    if (s.own_rank == q) return &s;
+    if (s.held_rank == q) held = &s;
+  }
+  return held;
+}
+
+// The rank holding a copy of q's image with the fewest reads so far, or
+// slots.size() when none holds one.
+std::size_t least_busy_holder(const std::vector<std::vector<detail::SlotSummary>>& slots,
+                              const detail::PriorPlan& plan, int q, const std::vector<int>& reads) {
+  std::size_t best = slots.size();
+  for (std::size_t p = 0; p < slots.size(); ++p) {
+    if (copy_of(slots[p], plan, q) && (best == slots.size() || reads[p] < reads[best])) best = p;
+  }
+  return best;
+}
+
 // plan_prior has the lowest rank holding a copy read each image; here a
 // rank holding a copy of its own image reads it itself (nothing to send),
 // and the rest are spread over the ranks holding copies, fewest reads first.
 void spread_readers(const std::vector<std::vector<detail::SlotSummary>>& slots, detail::PriorPlan& plan) {
   std::vector<int> reads(slots.size(), 0);
-  auto copy_of = [&](std::size_t p, int q) -> const detail::SlotSummary* {
-    const detail::SlotSummary* held = nullptr;
-    for (const auto& s : slots[p]) {
-      if (s.iteration != plan.iteration || s.size != plan.old_size) continue;
-      if (s.own_rank == q) return &s;
-      if (s.held_rank == q) held = &s;
-    }
-    return held;
-  };
   auto assign = [&](int q, std::size_t p) {
-    const detail::SlotSummary& s = *copy_of(p, q);
+    const detail::SlotSummary& s = *copy_of(slots[p], plan, q);
     auto& d = plan.sources[static_cast<std::size_t>(q)];
     d.holder = static_cast<int>(p);
     d.own = s.own_rank == q;
@@ -140,16 +155,13 @@ void spread_readers(const std::vector<std::vector<detail::SlotSummary>>& slots, 
   std::vector<int> rest;
   for (int q = 0; q < plan.old_size; ++q) {
     const auto p = static_cast<std::size_t>(q);
-    if (p < slots.size() && copy_of(p, q))
+    if (p < slots.size() && copy_of(slots[p], plan, q))
       assign(q, p);
     else
       rest.push_back(q);
   }
   for (const int q : rest) {
-    std::size_t best = slots.size();
-    for (std::size_t p = 0; p < slots.size(); ++p) {
-      if (copy_of(p, q) && (best == slots.size() || reads[p] < reads[best])) best = p;
-    }
+    const std::size_t best = least_busy_holder(slots, plan, q, reads);
     if (best < slots.size()) assign(q, best);
   }
 }

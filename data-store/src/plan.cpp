@@ -34,38 +34,50 @@ const SlotSummary* parity_slot(const std::vector<Inventory>& all, int q, std::in
                    [q](const SlotSummary& s) { return s.own_rank == q && s.parity == 1; });
 }
 
-// Buddy scheme: every rank from its own copy or from a rank holding a copy.
-bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance, RestorePlan& plan) {
+// A copy of rank q's image held by another rank: the designated holder
+// first, then anyone (the distance may have changed). nullptr when none.
+const SlotSummary* find_held_copy(const std::vector<Inventory>& all, int q, std::int64_t it, int distance,
+                                  int& holder) {
   const int n = static_cast<int>(all.size());
-  bool ok = true;
-  for (int q = 0; q < n; ++q) {
-    RankPlan& rp = plan.ranks[static_cast<std::size_t>(q)];
-    if (const auto* s = own_slot(all, q, it)) {
-      rp.source = Source::own;
-      rp.bytes = s->own_bytes;
-      rp.header = s->own_header;
-      plan.sequence = s->sequence;
-      continue;
-    }
-    // The designated holder first, then anyone (the distance may have changed).
-    const int designated = buddy_of(q, n, distance);
-    const SlotSummary* s = held_slot(all, designated, q, it);
-    int holder = designated;
-    for (int h = 0; h < n && !s; ++h) {
-      if ((s = held_slot(all, h, q, it))) holder = h;
-    }
-    if (!s) {
-      plan.lost.push_back(q);
-      ok = false;
-      continue;
-    }
-    rp.source = Source::buddy;
-    rp.holder = holder;
-    rp.bytes = s->held_bytes;
-    rp.header = s->held_header;
-    plan.sequence = s->sequence;
+  const int designated = buddy_of(q, n, distance);
+  const SlotSummary* s = held_slot(all, designated, q, it);
+  holder = designated;
+  for (int h = 0; h < n && !s; ++h) {
+    if ((s = held_slot(all, h, q, it))) holder = h;
   }
-  if (!ok || n < 2) return ok;
+  return s;
+}
+
+// Where rank q's image comes from: its own copy or a rank holding one.
+// False (q is lost) when neither has it.
+bool plan_buddy_source(const std::vector<Inventory>& all, int q, std::int64_t it, int distance,
+                       RestorePlan& plan) {
+  RankPlan& rp = plan.ranks[static_cast<std::size_t>(q)];
+  if (const auto* s = own_slot(all, q, it)) {
+    rp.source = Source::own;
+    rp.bytes = s->own_bytes;
+    rp.header = s->own_header;
+    plan.sequence = s->sequence;
+    return true;
+  }
+  int holder = -1;
+  const SlotSummary* s = find_held_copy(all, q, it, distance, holder);
+  if (!s) {
+    plan.lost.push_back(q);
+    return false;
+  }
+  rp.source = Source::buddy;
+  rp.holder = holder;
+  rp.bytes = s->held_bytes;
+  rp.header = s->held_header;
+  plan.sequence = s->sequence;
+  return true;
+}
+
+// The designated holders without a copy get a fresh one after the restore.
+void plan_buddy_protection(const std::vector<Inventory>& all, std::int64_t it, int distance,
+                           RestorePlan& plan) {
+  const int n = static_cast<int>(all.size());
   for (int q = 0; q < n; ++q) {
     RankPlan& rp = plan.ranks[static_cast<std::size_t>(q)];
     const int h = buddy_of(q, n, distance);
@@ -76,13 +88,71 @@ bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance
     // that receive before the sends start (issue 14).
     rp.protect_from = q;
   }
+}
+
+// A rank pulls its image straight into its members when it need not send
+// it on and its holder receives no fresh copy into the buffer it sends from.
+void plan_direct_pulls(int n, RestorePlan& plan) {
   std::vector<char> receiving(static_cast<std::size_t>(n), 0);
   for (const auto& rp : plan.ranks)
     if (rp.protect_to >= 0) receiving[static_cast<std::size_t>(rp.protect_to)] = 1;
   for (auto& rp : plan.ranks)
     rp.direct =
         rp.source == Source::buddy && rp.protect_to < 0 && !receiving[static_cast<std::size_t>(rp.holder)];
+}
+
+// Buddy scheme: every rank from its own copy or from a rank holding a copy.
+bool plan_buddy(const std::vector<Inventory>& all, std::int64_t it, int distance, RestorePlan& plan) {
+  const int n = static_cast<int>(all.size());
+  bool ok = true;
+  for (int q = 0; q < n; ++q) ok = plan_buddy_source(all, q, it, distance, plan) && ok;
+  if (!ok || n < 2) return ok;
+  plan_buddy_protection(all, it, distance, plan);
+  plan_direct_pulls(n, plan);
   return true;
+}
+
+// The ranks of group g restored from their own copies; returns the others.
+std::vector<int> plan_own_in_group(const std::vector<Inventory>& all, const ParityGroup& g, std::int64_t it,
+                                   RestorePlan& plan) {
+  std::vector<int> missing;
+  for (int q = g.first; q < g.first + g.count; ++q) {
+    if (const auto* s = own_slot(all, q, it)) {
+      plan.ranks[static_cast<std::size_t>(q)].source = Source::own;
+      plan.sequence = s->sequence;
+    } else {
+      missing.push_back(q);
+    }
+  }
+  return missing;
+}
+
+// The stripe to rebuild the one missing image of group g from: every other
+// rank's parity block, all of one stripe. 0 when it cannot be rebuilt.
+std::uint64_t rebuild_stripe(const std::vector<Inventory>& all, const ParityGroup& g,
+                             const std::vector<int>& missing, std::int64_t it) {
+  std::uint64_t stripe = 0;
+  bool rebuildable = missing.size() == 1 && g.count >= 2;
+  for (int q = g.first; q < g.first + g.count && rebuildable; ++q) {
+    if (q == missing.front()) continue;
+    const auto* s = parity_slot(all, q, it);
+    if (!s || (stripe != 0 && s->stripe != stripe))
+      rebuildable = false;
+    else
+      stripe = s->stripe;
+  }
+  return rebuildable ? stripe : 0;
+}
+
+// A parity block missing in group g (but for the image rebuilt) has the
+// parity recomputed after the restore.
+void plan_reencode(const std::vector<Inventory>& all, const ParityGroup& g, const std::vector<int>& missing,
+                   std::int64_t it, RestorePlan& plan) {
+  for (int q = g.first; q < g.first + g.count; ++q) {
+    if (missing.size() != 1 || q != missing.front()) {
+      if (!parity_slot(all, q, it)) plan.reencode_parity = true;
+    }
+  }
 }
 
 // Parity scheme: at most one rank per group without its own copy, rebuilt
@@ -92,26 +162,9 @@ bool plan_parity(const std::vector<Inventory>& all, std::int64_t it, int group, 
   bool ok = true;
   for (int first = 0; first < n;) {
     const ParityGroup g = parity_group(first, n, group);
-    std::vector<int> missing;
-    for (int q = g.first; q < g.first + g.count; ++q) {
-      if (const auto* s = own_slot(all, q, it)) {
-        plan.ranks[static_cast<std::size_t>(q)].source = Source::own;
-        plan.sequence = s->sequence;
-      } else {
-        missing.push_back(q);
-      }
-    }
-    std::uint64_t stripe = 0;
-    bool rebuildable = missing.size() == 1 && g.count >= 2;
-    for (int q = g.first; q < g.first + g.count && rebuildable; ++q) {
-      if (q == missing.front()) continue;
-      const auto* s = parity_slot(all, q, it);
-      if (!s || (stripe != 0 && s->stripe != stripe))
-        rebuildable = false;
-      else
-        stripe = s->stripe;
-    }
-    if (rebuildable && stripe > 0) {
+    const std::vector<int> missing = plan_own_in_group(all, g, it, plan);
+    const std::uint64_t stripe = rebuild_stripe(all, g, missing, it);
+    if (stripe > 0) {
       RankPlan& rp = plan.ranks[static_cast<std::size_t>(missing.front())];
       rp.source = Source::parity;
       rp.bytes = stripe;
@@ -119,11 +172,7 @@ bool plan_parity(const std::vector<Inventory>& all, std::int64_t it, int group, 
       plan.lost.insert(plan.lost.end(), missing.begin(), missing.end());
       ok = false;
     }
-    for (int q = g.first; q < g.first + g.count; ++q) {
-      if (missing.size() != 1 || q != missing.front()) {
-        if (!parity_slot(all, q, it)) plan.reencode_parity = true;
-      }
-    }
+    plan_reencode(all, g, missing, it, plan);
     first = g.first + g.count;
   }
   return ok;

@@ -127,23 +127,43 @@ bool checked(const Slot* mine, const std::string& what, const Body& body) {
   return true;
 }
 
+// What a rank restores from, for messages.
+std::string restore_what(const detail::RankPlan& me, std::int64_t it) {
+  return me.source == Source::own ? fmt::format("own copy of iteration {}", it)
+         : me.source == Source::buddy
+             ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
+             : fmt::format("image of iteration {} rebuilt from parity", it);
+}
+
+// This rank's own, intact copy of iteration `it` at this size, or nullptr.
+Slot* own_copy(const std::vector<std::unique_ptr<Slot>>& versions, std::int64_t it, int r, int size) {
+  Slot* mine = nullptr;
+  for (const auto& v : versions) {
+    if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == size) mine = v.get();
+  }
+  return mine;
+}
+
+// The header of an image received or rebuilt for rank r: it must be the
+// version asked for.
+void read_received_header(Slot& mine, std::int64_t it, int r, const std::string& what) {
+  mine.own_info = detail::read_header(mine.own.data(), mine.own.size(), mine.own.size(), what);
+  if (mine.own_info.iteration != it || mine.own_info.rank != r) {
+    FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what, mine.own_info.iteration,
+                                          mine.own_info.rank));
+  }
+  mine.sequence = mine.own_info.sequence;
+}
+
 }  // namespace
 
 bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   const int r = rank();
   const std::int64_t it = plan.iteration;
   const auto& me = plan.ranks[static_cast<std::size_t>(r)];
-  const std::string what = me.source == Source::own ? fmt::format("own copy of iteration {}", it)
-                           : me.source == Source::buddy
-                               ? fmt::format("copy of iteration {} received from rank {}", it, me.holder)
-                               : fmt::format("image of iteration {} rebuilt from parity", it);
+  const std::string what = restore_what(me, it);
   if (me.source != Source::own) advise_fresh_members();
-  Slot* mine = nullptr;
-  if (me.source == Source::own) {
-    for (auto& v : versions) {
-      if (v->iteration == it && v->own_ok && v->own_info.rank == r && v->size == size()) mine = v.get();
-    }
-  }
+  Slot* mine = me.source == Source::own ? own_copy(versions, it, r, size()) : nullptr;
   bool ok = true;
   bool me_direct = false;  // received straight into the members (pull_buddy)
   if (parity())
@@ -153,15 +173,7 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
   if ((me.source != Source::own && !me_direct) || parity()) {
     ok = checked(mine, what,
                  [&] {
-                   if (me.source != Source::own) {
-                     mine->own_info =
-                         detail::read_header(mine->own.data(), mine->own.size(), mine->own.size(), what);
-                     if (mine->own_info.iteration != it || mine->own_info.rank != r) {
-                       FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {}", what,
-                                                             mine->own_info.iteration, mine->own_info.rank));
-                     }
-                     mine->sequence = mine->own_info.sequence;
-                   }
+                   if (me.source != Source::own) read_received_header(*mine, it, r, what);
                    detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging);
                    mine->own_ok = true;
                  }) &&

@@ -64,10 +64,8 @@ std::vector<PriorSource> copy_sources(const Inventories& inventories, std::int64
   return src;
 }
 
-// Under parity: an image found nowhere is rebuilt when every other image
-// of its old group is an own copy with a complete parity block.
-void parity_sources(const Inventories& inventories, std::int64_t it, int old_size, int group_size,
-                    std::vector<PriorSource>& src) {
+// Per old rank, its own copy of version `it` with a parity block, or nullptr.
+std::vector<const SlotSummary*> parity_coded(const Inventories& inventories, std::int64_t it, int old_size) {
   std::vector<const SlotSummary*> coded(static_cast<std::size_t>(old_size), nullptr);
   for (const auto& inv : inventories) {
     for (const auto& s : inv) {
@@ -75,18 +73,34 @@ void parity_sources(const Inventories& inventories, std::int64_t it, int old_siz
         coded[static_cast<std::size_t>(s.own_rank)] = &s;
     }
   }
+  return coded;
+}
+
+// When every other image of q's group `g` is an own copy with a complete
+// parity block (all of one stripe), the first of them; else nullptr.
+const SlotSummary* rebuild_source(int q, const ParityGroup& g, const std::vector<const SlotSummary*>& coded,
+                                  const std::vector<PriorSource>& src) {
+  const SlotSummary* first = nullptr;
+  bool whole = g.count > 1;
+  for (int i = g.first; i < g.first + g.count && whole; ++i) {
+    if (i == q) continue;
+    const SlotSummary* c = coded[static_cast<std::size_t>(i)];
+    whole = c && src[static_cast<std::size_t>(i)].own && (!first || c->stripe == first->stripe);
+    if (whole && !first) first = c;
+  }
+  return whole ? first : nullptr;
+}
+
+// Under parity: an image found nowhere is rebuilt when every other image
+// of its old group is an own copy with a complete parity block.
+void parity_sources(const Inventories& inventories, std::int64_t it, int old_size, int group_size,
+                    std::vector<PriorSource>& src) {
+  const std::vector<const SlotSummary*> coded = parity_coded(inventories, it, old_size);
   for (int q = 0; q < old_size; ++q) {
     if (src[static_cast<std::size_t>(q)].holder >= 0) continue;
     const ParityGroup g = parity_group(q, old_size, group_size);
-    const SlotSummary* first = nullptr;
-    bool whole = g.count > 1;
-    for (int i = g.first; i < g.first + g.count && whole; ++i) {
-      if (i == q) continue;
-      const SlotSummary* c = coded[static_cast<std::size_t>(i)];
-      whole = c && src[static_cast<std::size_t>(i)].own && (!first || c->stripe == first->stripe);
-      if (whole && !first) first = c;
-    }
-    if (!whole) continue;
+    const SlotSummary* first = rebuild_source(q, g, coded, src);
+    if (first == nullptr) continue;
     auto& d = src[static_cast<std::size_t>(q)];
     d.holder = src[static_cast<std::size_t>(q == g.first ? g.first + 1 : g.first)].holder;
     d.parity = true;

@@ -172,30 +172,25 @@ detail::StaticState DataStore::Impl::gather_static_state() const {
   return st;
 }
 
-std::uint64_t DataStore::Impl::restore_statics(std::vector<int>& lost) {
-  const int n = size();
-  lost.clear();
-  if (statics.empty()) return 0;
-  if (n < 2) {  // no buddy: only the app's memory can hold them
-    if (!sc.own) lost.push_back(0);
-    return 0;
-  }
-  const int r = rank();
-  const int d = std::max(distance, 1);
-  const detail::StaticState all = gather_static_state();
-  sc.own = all.own(r);
-  auto holder = [&](int q) {
-    for (int h = 0; h < n; ++h)
-      if (all.held_rank(h) == q) return h;
-    return -1;
-  };
-  // Every rank derives the same streams: a rank without its data gets it
-  // from whoever holds it; a buddy without the copy gets it from the owner
-  // (or, when the owner is being restored too, from the same holder).
+namespace {
+
+// The rank holding q's copy, or -1.
+int holder_of(const detail::StaticState& all, int q, int n) {
+  for (int h = 0; h < n; ++h)
+    if (all.held_rank(h) == q) return h;
+  return -1;
+}
+
+// Every rank derives the same streams: a rank without its data gets it
+// from whoever holds it; a buddy without the copy gets it from the owner
+// (or, when the owner is being restored too, from the same holder). Ranks
+// whose data nobody has go to `lost`.
+std::vector<Stream> static_restore_streams(const detail::StaticState& all, int n, int d,
+                                           std::vector<int>& lost) {
   std::vector<Stream> streams;
   for (int q = 0; q < n; ++q) {
     const bool own = all.own(q);
-    const int h = holder(q);
+    const int h = holder_of(all, q, n);
     const int b = detail::buddy_of(q, n, d);
     if (!own && h < 0) {
       lost.push_back(q);  // the app rebuilds it; the next commit publishes everyone's again
@@ -206,6 +201,23 @@ std::uint64_t DataStore::Impl::restore_statics(std::vector<int>& lost) {
       streams.push_back(
           {q, own ? q : h, b, detail::kTagStaticHeld, own ? all.own_sizes(q) : all.held_sizes(h)});
   }
+  return streams;
+}
+
+}  // namespace
+
+std::uint64_t DataStore::Impl::restore_statics(std::vector<int>& lost) {
+  const int n = size();
+  lost.clear();
+  if (statics.empty()) return 0;
+  if (n < 2) {  // no buddy: only the app's memory can hold them
+    if (!sc.own) lost.push_back(0);
+    return 0;
+  }
+  const int r = rank();
+  const detail::StaticState all = gather_static_state();
+  sc.own = all.own(r);
+  std::vector<Stream> streams = static_restore_streams(all, n, std::max(distance, 1), lost);
   // A rank's own data before it resumes; the buddies' copies once it has.
   std::vector<Stream> own;
   sc.deferred.clear();

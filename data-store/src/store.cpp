@@ -316,45 +316,63 @@ detail::FreshFacts DataStore::Impl::fresh_facts(int n) const {
   return {newest(n) < 0 && sequence == 0, !restored_before};
 }
 
-std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const Comm& on, bool cold) {
-  auto fresh = [] {
-    detail::RestorePlan plan;
-    plan.fresh = true;
-    return plan;
-  };
-  // The repair agreed on the facts: a fresh start costs no collective.
-  if (const auto all = std::exchange(repair_facts, std::nullopt); all && detail::fresh_start(*all, cold)) {
-    log::debug("restore: a fresh start, agreed by the repair (no collective)");
-    return fresh();
-  }
-  const int n = on.size();
-  const int r = on.rank();
-  const int source = detail::buddy_source(r, n, distance);
-  // The newest version this rank can restore alone, and the newest it knows of.
+namespace {
+
+detail::RestorePlan fresh_plan() {
+  detail::RestorePlan plan;
+  plan.fresh = true;
+  return plan;
+}
+
+// The newest version this rank can restore alone, or nullptr.
+const Slot* newest_own(const std::vector<std::unique_ptr<Slot>>& versions, int n, int r) {
   const Slot* own = nullptr;
   for (const auto& v : versions) {
     if (v->size != n || v->iteration < 0) continue;
     if (v->own_ok && v->own_info.rank == r && (!own || v->iteration > own->iteration)) own = v.get();
   }
+  return own;
+}
+
+// This rank's facts for one MPI_MIN allreduce: minima of each, of the
+// negated maxima, so that each is equal everywhere when min == max.
+std::array<std::int64_t, 8> restore_facts(const Slot* own, int n, int source, std::int64_t newest,
+                                          const detail::FreshFacts& mine) {
   const std::int64_t it = own ? own->iteration : -1;
   const std::int64_t seq = own ? own->sequence : 0;
   const bool holds = n < 2 || (own && own->held_ok && own->held_rank == source);
-  const detail::FreshFacts mine = fresh_facts(n);
-  // Minima of each, of the negated maxima: equal everywhere when min == max.
-  std::array<std::int64_t, 8> v{it,   -it,           -newest(n),           seq,
-                                -seq, holds ? 1 : 0, mine.nothing ? 1 : 0, mine.not_restored ? 1 : 0};
+  return {it, -it, -newest, seq, -seq, holds ? 1 : 0, mine.nothing ? 1 : 0, mine.not_restored ? 1 : 0};
+}
+
+// Every rank restores its own copy of iteration `it`: no transfer.
+detail::RestorePlan own_copies_plan(int n, std::int64_t it, std::int64_t seq) {
+  detail::RestorePlan plan;
+  plan.iteration = it;
+  plan.sequence = seq;
+  plan.history = true;
+  plan.ranks.assign(static_cast<std::size_t>(n), detail::RankPlan{});
+  for (auto& rp : plan.ranks) rp.source = detail::Source::own;
+  return plan;
+}
+
+}  // namespace
+
+std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const Comm& on, bool cold) {
+  // The repair agreed on the facts: a fresh start costs no collective.
+  if (const auto all = std::exchange(repair_facts, std::nullopt); all && detail::fresh_start(*all, cold)) {
+    log::debug("restore: a fresh start, agreed by the repair (no collective)");
+    return fresh_plan();
+  }
+  const int n = on.size();
+  const int r = on.rank();
+  const int source = detail::buddy_source(r, n, distance);
+  // The newest version this rank can restore alone, and the newest it knows of.
+  std::array<std::int64_t, 8> v =
+      restore_facts(newest_own(versions, n, r), n, source, newest(n), fresh_facts(n));
   on.allreduce(v.data(), v.data(), v.size(), MPI_MIN);
   const bool same = v[0] == -v[1] && v[0] == -v[2] && v[3] == -v[4];
-  if (same && v[0] >= 0 && v[5] == 1 && !parity()) {
-    detail::RestorePlan plan;
-    plan.iteration = v[0];
-    plan.sequence = v[3];
-    plan.history = true;
-    plan.ranks.assign(static_cast<std::size_t>(n), detail::RankPlan{});
-    for (auto& rp : plan.ranks) rp.source = detail::Source::own;
-    return plan;
-  }
-  if (detail::fresh_start({v[6] == 1, v[7] == 1}, cold)) return fresh();
+  if (same && v[0] >= 0 && v[5] == 1 && !parity()) return own_copies_plan(n, v[0], v[3]);
+  if (detail::fresh_start({v[6] == 1, v[7] == 1}, cold)) return fresh_plan();
   return std::nullopt;
 }
 
