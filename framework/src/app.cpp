@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 
 #include "config_schema.hpp"
@@ -43,64 +44,83 @@ namespace {
   std::_Exit(static_cast<int>(code));
 }
 
-}  // namespace
+// scripts/launch.sh asks an fx program (it finds this flag's text in the
+// executable) for its launch settings before mpiexec starts: no MPI here.
+constexpr std::string_view kPrintLaunch = "--fx-print-launch";
 
-int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
-            const AppTraits& traits) {
-  // scripts/launch.sh asks an fx program (it finds this flag's text in the
-  // executable) for its launch settings before mpiexec starts: no MPI here.
-  constexpr std::string_view kPrintLaunch = "--fx-print-launch";
-  if (std::any_of(argv, argv + argc, [&](const char* a) { return a != nullptr && a == kPrintLaunch; })) {
-    // The launcher appends the flag after the app's arguments: take it out,
-    // so that `app --fx-config` is missing its file, not given this flag.
-    const auto end = std::remove_if(argv + 1, argv + argc, [&](const char* a) { return a == kPrintLaunch; });
-    argc = static_cast<int>(end - argv);
-    argv[argc] = nullptr;
-    return print_launch(argc, argv);
-  }
+bool launch_settings_asked(int argc, char** argv) {
+  return std::any_of(argv, argv + argc, [&](const char* a) { return a != nullptr && a == kPrintLaunch; });
+}
+
+int print_launch_settings(int argc, char** argv) {
+  // The launcher appends the flag after the app's arguments: take it out,
+  // so that `app --fx-config` is missing its file, not given this flag.
+  const auto end = std::remove_if(argv + 1, argv + argc, [&](const char* a) { return a == kPrintLaunch; });
+  argc = static_cast<int>(end - argv);
+  argv[argc] = nullptr;
+  return print_launch(argc, argv);
+}
+
+struct MpiWorld {
+  int rank = 0, size = 0;
+};
+
+// MPI at the thread level fx needs, failures returned on the world; nullopt
+// (MPI finalized, the reason reported) when the library cannot give it.
+std::optional<MpiWorld> start_mpi(int& argc, char**& argv) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, ulfm::kThreadLevel, &provided);
   ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int world_rank = 0, world_size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MpiWorld w;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
   if (const std::string why = ulfm::thread_level_shortfall(provided); !why.empty()) {
-    if (world_rank == 0) {
+    if (w.rank == 0) {
       log::error("{}", why);
       write_status(ExitCode::error, why);
     }
     MPI_Finalize();
-    return static_cast<int>(ExitCode::error);
+    return std::nullopt;
   }
-  mark_started(world_rank);  // from here on a lost process is recoverable
+  return w;
+}
 
+// The run's configuration, checked against the world and the app's keys
+// (its flags taken out of argc/argv); nullopt (MPI finalized, the usage
+// error reported) when it is wrong.
+std::optional<Config> read_config(int& argc, char** argv, const MpiWorld& world, const AppTraits& traits) {
   Config config;
   try {
     config = load_config(argc, argv);
-    validate_against_world(config, world_size);
+    validate_against_world(config, world.size);
     if (traits.keys) config.app.check_keys(*traits.keys);
   } catch (const ConfigError& e) {
     // Every rank parsed the same input and reached the same verdict.
-    if (world_rank == 0) {
+    if (world.rank == 0) {
       print_usage_error(e.what());
       write_status(ExitCode::usage, e.what());
     }
     MPI_Finalize();
-    return static_cast<int>(ExitCode::usage);
+    return std::nullopt;
   }
-  log::set_level(config.log_level);
+  return config;
+}
+
+void warn_stray_settings(int argc, char** argv, int world_rank) {
   if (const auto stray = setting_like_arguments(argc, argv); world_rank == 0 && !stray.empty()) {
     log::warn(
         "argument(s) '{}' read like settings and are not: fx reads a setting after --fx-set "
         "(--fx-set {}); this run does not use them",
         fmt::join(stray, "' '"), stray.front());
   }
-  Kokkos::initialize(argc, argv);
-  std::vector<std::string> args(argv, argv + argc);
+}
 
+// The app under the runtime, up to the job's verdict; `clean`: whether
+// every live process agreed to leave. Errors no repair can fix end the job.
+int run_runtime(const std::function<std::unique_ptr<ResilientApp>()>& make, Config config,
+                std::vector<std::string> args, const AppTraits& traits, bool& clean) {
   int code = 0;
-  bool clean = true;
   try {
     auto app = make();
     Runtime rt(std::move(config), std::move(args), *app, traits.rebuilds_static);
@@ -119,6 +139,27 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   } catch (const std::exception& e) {
     fatal(Error(e.what(), __FILE__, __LINE__), ExitCode::error);
   }
+  return code;
+}
+
+}  // namespace
+
+int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc, char** argv,
+            const AppTraits& traits) {
+  if (launch_settings_asked(argc, argv)) return print_launch_settings(argc, argv);
+  const std::optional<MpiWorld> world = start_mpi(argc, argv);
+  if (!world) return static_cast<int>(ExitCode::error);
+  mark_started(world->rank);  // from here on a lost process is recoverable
+
+  std::optional<Config> config = read_config(argc, argv, *world, traits);
+  if (!config) return static_cast<int>(ExitCode::usage);
+  log::set_level(config->log_level);
+  warn_stray_settings(argc, argv, world->rank);
+  Kokkos::initialize(argc, argv);
+  std::vector<std::string> args(argv, argv + argc);
+
+  bool clean = true;
+  const int code = run_runtime(make, std::move(*config), std::move(args), traits, clean);
   Kokkos::finalize();
   shutdown_leave(clean);
   return code;

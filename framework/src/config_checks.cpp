@@ -79,8 +79,9 @@ void check_paths(const Config& cfg, const std::vector<std::string>& env) {
 }  // namespace fx::detail
 
 namespace fx {
+namespace {
 
-void validate_against_world(const Config& cfg, int world_size) {
+void check_spares_fit(const Config& cfg, int world_size) {
   const int spares = cfg.spares.count;
   if (spares >= world_size) {
     const auto o = cfg.origin_of("spares.count");
@@ -89,7 +90,10 @@ void validate_against_world(const Config& cfg, int world_size) {
         fmt::format("expected fewer spares than the job's {} processes (at least one active rank), got '{}'",
                     world_size, spares));
   }
-  const int active = world_size - spares;
+}
+
+// The buddy distance and the parity group, against the active ranks.
+void check_memory_layout(const Config& cfg, int active) {
   const auto& mem = cfg.checkpoint.memory;
   if (detail::memory_on(cfg) && active > 1 && mem.buddy_distance % active == 0) {
     const auto o = cfg.origin_of("checkpoint.memory.buddy_distance");
@@ -104,21 +108,36 @@ void validate_against_world(const Config& cfg, int world_size) {
     FX_THROW(ConfigError, o.position, o.key,
              fmt::format("expected at most the {} active ranks, got '{}'", active, mem.parity_group));
   }
+}
+
+// What an injection's target should have been, or "" when it exists.
+std::string missing_target(const InjectionSpec& s, int active, int spares, int world_size) {
+  std::string expected;
+  const TargetKind kind = s.target_kind;
+  if ((kind == TargetKind::rank || kind == TargetKind::buddy_of) && s.target >= active)
+    expected = fmt::format("a logical rank below {} (the active ranks)", active);
+  else if (kind == TargetKind::world && s.target >= world_size)
+    expected = fmt::format("a world rank below {} (the job's processes)", world_size);
+  else if (kind == TargetKind::spare && spares == 0)
+    expected = "a target that exists (the job has no spares)";
+  else if (kind == TargetKind::spare && s.target >= spares)
+    expected = fmt::format("a spare index below {} (the job's spares)", spares);
+  else if (kind == TargetKind::world && s.target >= active && s.action == InjectAction::bitflip)
+    expected = fmt::format("an active rank for bitflip (world ranks {}.. are spares)", active);
+  return expected;
+}
+
+}  // namespace
+
+void validate_against_world(const Config& cfg, int world_size) {
+  check_spares_fit(cfg, world_size);
+  const int spares = cfg.spares.count;
+  const int active = world_size - spares;
+  check_memory_layout(cfg, active);
   for (const auto& s : cfg.inject.failures) {
     const std::string key = s.key + ".target";
     const std::string got = detail::target_text(s.target_kind, s.target);
-    std::string expected;
-    const TargetKind kind = s.target_kind;
-    if ((kind == TargetKind::rank || kind == TargetKind::buddy_of) && s.target >= active)
-      expected = fmt::format("a logical rank below {} (the active ranks)", active);
-    else if (kind == TargetKind::world && s.target >= world_size)
-      expected = fmt::format("a world rank below {} (the job's processes)", world_size);
-    else if (kind == TargetKind::spare && spares == 0)
-      expected = "a target that exists (the job has no spares)";
-    else if (kind == TargetKind::spare && s.target >= spares)
-      expected = fmt::format("a spare index below {} (the job's spares)", spares);
-    else if (kind == TargetKind::world && s.target >= active && s.action == InjectAction::bitflip)
-      expected = fmt::format("an active rank for bitflip (world ranks {}.. are spares)", active);
+    const std::string expected = missing_target(s, active, spares, world_size);
     if (!expected.empty())
       FX_THROW(ConfigError, s.origin, key, fmt::format("expected {}, got '{}'", expected, got));
   }

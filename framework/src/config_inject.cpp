@@ -51,18 +51,19 @@ InjectAction read_action(Walker& w, const YAML::Node& v, const std::string& k) {
   return a;
 }
 
-void read_spec(Walker& w, const YAML::Node& m, const std::string& path, InjectionSpec& s) {
-  w.check_keys(
-      m, path,
-      {"target", "iteration", "phase", "action", "member", "repeat", "every", "element", "bit", "attempt"});
-  if (!m.IsMap()) w.fail(m, path, "a map with a target and a trigger");
-  s.key = path;
+// The spec's target (returned: its node, for later messages).
+YAML::Node read_target(Walker& w, const YAML::Node& m, const std::string& path, InjectionSpec& s) {
   const YAML::Node t = Walker::child(m, "target");
   if (!t.IsDefined()) w.fail(m, path, "a target (" + std::string(kTargetForms) + ")");
   if (!t.IsScalar() || !parse_target(t.Scalar(), s.target_kind, s.target))
     w.fail(t, path + ".target", kTargetForms);
   s.origin = w.where(t, path + ".target");
   w.record(t, path + ".target");
+  return t;
+}
+
+// The spec's trigger, action and the keys that shape them.
+void read_spec_fields(Walker& w, const YAML::Node& m, const std::string& path, InjectionSpec& s) {
   w.field(m, path, "iteration", [&](const YAML::Node& v, const std::string& k) {
     s.iteration = w.integer(v, k, 0, std::numeric_limits<long long>::max(),
                             "an iteration from 0 to 9223372036854775807");
@@ -85,9 +86,10 @@ void read_spec(Walker& w, const YAML::Node& m, const std::string& path, Injectio
   });
   w.int_field(m, path, "bit", s.bit, 0, "a bit index >= 0");
   w.int_field(m, path, "attempt", s.attempt, 1, "a launch attempt >= 1");
+}
 
-  // Contradictions within one spec.
-  if (s.iteration < 0 && !s.phase) w.fail(m, path, "an iteration or a phase trigger");
+// member, element and bit go with bitflip, and bitflip needs a member.
+void check_bitflip_keys(Walker& w, const YAML::Node& m, const std::string& path, const InjectionSpec& s) {
   const bool bitflip = s.action == InjectAction::bitflip;
   if (bitflip && s.member.empty()) {
     FX_THROW(ConfigError, w.where(Walker::child(m, "action"), path + ".action"), path + ".member",
@@ -101,6 +103,13 @@ void read_spec(Walker& w, const YAML::Node& m, const std::string& path, Injectio
     w.fail(Walker::child(m, key), join_key(path, key),
            fmt::format("no {} for action {} (only bitflip corrupts data)", key, to_string(s.action)));
   }
+}
+
+// A spare holds no data, counts no iterations and goes through only some
+// phases; only a spare idles.
+void check_target_phases(Walker& w, const YAML::Node& m, const YAML::Node& t, const std::string& path,
+                         const InjectionSpec& s) {
+  const bool bitflip = s.action == InjectAction::bitflip;
   const bool spare = s.target_kind == TargetKind::spare;
   if (bitflip && spare) w.fail(t, path + ".target", "an active rank for bitflip (spares hold no data)");
   if (spare && s.phase && *s.phase != Phase::spare_idle && *s.phase != Phase::repair &&
@@ -113,6 +122,21 @@ void read_spec(Walker& w, const YAML::Node& m, const std::string& path, Injectio
   if (!spare && s.target_kind != TargetKind::world && s.phase == Phase::spare_idle)
     w.fail(Walker::child(m, "phase"), path + ".phase",
            "a phase an active rank goes through (only spares idle)");
+}
+
+void read_spec(Walker& w, const YAML::Node& m, const std::string& path, InjectionSpec& s) {
+  w.check_keys(
+      m, path,
+      {"target", "iteration", "phase", "action", "member", "repeat", "every", "element", "bit", "attempt"});
+  if (!m.IsMap()) w.fail(m, path, "a map with a target and a trigger");
+  s.key = path;
+  const YAML::Node t = read_target(w, m, path, s);
+  read_spec_fields(w, m, path, s);
+
+  // Contradictions within one spec.
+  if (s.iteration < 0 && !s.phase) w.fail(m, path, "an iteration or a phase trigger");
+  check_bitflip_keys(w, m, path, s);
+  check_target_phases(w, m, t, path, s);
 }
 
 }  // namespace

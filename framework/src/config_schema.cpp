@@ -365,44 +365,53 @@ YAML::Node node_at(const YAML::Node& root, const std::string& path) {
   return cur;
 }
 
+namespace {
+
+// Sets the key at dotted `path` below map `n`, making the maps on the way.
+void put_at(YAML::Node& n, const std::string& path, const YAML::Node& v) {
+  std::stringstream in(path);
+  std::vector<std::string> parts;
+  for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
+  YAML::Node cur;
+  cur.reset(n);
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = cur[parts[i]];
+    cur.reset(next);
+  }
+  cur[parts.back()] = v;
+}
+
+// One entry of inject.failures, with only the keys set away from their defaults.
+YAML::Node failure_to_yaml(const InjectionSpec& s) {
+  YAML::Node f(YAML::NodeType::Map);
+  f["target"] = target_text(s.target_kind, s.target);
+  if (s.iteration >= 0) f["iteration"] = s.iteration;
+  if (s.phase) f["phase"] = std::string(to_string(*s.phase));
+  f["action"] = std::string(to_string(s.action));
+  if (!s.member.empty()) f["member"] = s.member;
+  if (s.element >= 0) f["element"] = s.element;
+  if (s.bit >= 0) f["bit"] = s.bit;
+  if (s.repeat != 1) f["repeat"] = s.repeat, f["every"] = s.every;
+  return f;
+}
+
+}  // namespace
+
 // The echo follows the schema; the failure list and the app section are
 // not keys of it.
 YAML::Node config_to_yaml(const Config& c) {
   YAML::Node n(YAML::NodeType::Map);
-  auto put = [&n](const std::string& path, const YAML::Node& v) {
-    std::stringstream in(path);
-    std::vector<std::string> parts;
-    for (std::string part; std::getline(in, part, '.');) parts.push_back(part);
-    YAML::Node cur;
-    cur.reset(n);
-    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-      YAML::Node next = cur[parts[i]];
-      cur.reset(next);
-    }
-    cur[parts.back()] = v;
-  };
   for (const auto& k : config_schema()) {
     if (under(k.path, "inject")) continue;
-    put(k.path, k.echo(c));
+    put_at(n, k.path, k.echo(c));
   }
   YAML::Node failures(YAML::NodeType::Sequence);
-  for (const auto& s : c.inject.failures) {
-    YAML::Node f(YAML::NodeType::Map);
-    f["target"] = target_text(s.target_kind, s.target);
-    if (s.iteration >= 0) f["iteration"] = s.iteration;
-    if (s.phase) f["phase"] = std::string(to_string(*s.phase));
-    f["action"] = std::string(to_string(s.action));
-    if (!s.member.empty()) f["member"] = s.member;
-    if (s.element >= 0) f["element"] = s.element;
-    if (s.bit >= 0) f["bit"] = s.bit;
-    if (s.repeat != 1) f["repeat"] = s.repeat, f["every"] = s.every;
-    failures.push_back(f);
-  }
+  for (const auto& s : c.inject.failures) failures.push_back(failure_to_yaml(s));
   n["inject"]["failures"] = failures;
   for (const auto& k : config_schema()) {
     if (!c.inject.chaos || !under(k.path, "inject")) continue;
     const YAML::Node v = k.echo(c);
-    if (v.IsDefined()) put(k.path, v);
+    if (v.IsDefined()) put_at(n, k.path, v);
   }
   n["app"] = YAML::Clone(section_node(c.app));
   return n;

@@ -167,6 +167,47 @@ YAML::Node detail::load_yaml_file(const std::string& file, const std::string& or
 
 namespace {
 
+// The file's spares count as written (spares: S or spares: {count: S}), or "".
+std::string file_spares_of(YAML::Node& root) {
+  std::string file_spares;
+  const YAML::Node s = root["spares"];
+  if (s.IsDefined() && s.IsScalar()) file_spares = s.Scalar();
+  if (s.IsDefined() && s.IsMap() && s["count"].IsDefined() && s["count"].IsScalar())
+    file_spares = s["count"].Scalar();
+  return file_spares;
+}
+
+// Whether override o sets the spares count to another value than the file's.
+bool overrides_file_spares(const Override& o, const std::string& file_spares) {
+  return (o.key == "spares.count" || o.key == "spares") && !file_spares.empty() && o.value.IsScalar() &&
+         o.value.Scalar() != file_spares;
+}
+
+// The file's tree read alone, for its errors (its values are not kept).
+void validate_file_alone(const std::string& file, const YAML::Node& root) {
+  Config file_only;
+  const std::map<std::string, std::string> none;
+  Walker fw(file, none, file_only, /*cross_checks=*/false);
+  read_tree(fw, root, file_only);
+}
+
+// The environment's overrides, then the command line's, into root; where
+// each set key came from into `overridden`. The launcher's FX_SPARES wins
+// over the file: a note in cfg says so when they differ.
+void apply_overrides(YAML::Node& root, const std::vector<Override>& env, const std::vector<Override>& sets,
+                     const std::string& file, const std::string& file_spares, Config& cfg,
+                     std::map<std::string, std::string>& overridden) {
+  for (const auto* layer : {&env, &sets}) {
+    for (const auto& o : *layer) {
+      if (overrides_file_spares(o, file_spares)) {
+        cfg.notes.push_back(fmt::format("{}={} overrides spares: {} from {}", o.position, o.value.Scalar(),
+                                        file_spares, file));
+      }
+      set_key(root, o, overridden);
+    }
+  }
+}
+
 Config load(const std::string& file, const std::string& file_origin, const std::vector<Override>& env,
             const std::vector<Override>& sets) {
   Config cfg;
@@ -175,34 +216,14 @@ Config load(const std::string& file, const std::string& file_origin, const std::
   if (!file.empty()) root = load_yaml_file(file, file_origin);
 
   // The launcher's FX_SPARES wins over the file; say so when they differ.
-  std::string file_spares;
-  {
-    const YAML::Node s = root["spares"];
-    if (s.IsDefined() && s.IsScalar()) file_spares = s.Scalar();
-    if (s.IsDefined() && s.IsMap() && s["count"].IsDefined() && s["count"].IsScalar())
-      file_spares = s["count"].Scalar();
-  }
+  const std::string file_spares = file_spares_of(root);
 
   // Every source is validated, not only the one that wins: a bad value in
   // the file is an error even when the environment overrides it.
-  if (!file.empty() && !(env.empty() && sets.empty())) {
-    Config file_only;
-    const std::map<std::string, std::string> none;
-    Walker fw(file, none, file_only, /*cross_checks=*/false);
-    read_tree(fw, root, file_only);
-  }
+  if (!file.empty() && !(env.empty() && sets.empty())) validate_file_alone(file, root);
 
   std::map<std::string, std::string> overridden;
-  for (const auto* layer : {&env, &sets}) {
-    for (const auto& o : *layer) {
-      if ((o.key == "spares.count" || o.key == "spares") && !file_spares.empty() && o.value.IsScalar() &&
-          o.value.Scalar() != file_spares) {
-        cfg.notes.push_back(fmt::format("{}={} overrides spares: {} from {}", o.position, o.value.Scalar(),
-                                        file_spares, file));
-      }
-      set_key(root, o, overridden);
-    }
-  }
+  apply_overrides(root, env, sets, file, file_spares, cfg, overridden);
 
   Walker w(file, overridden, cfg);
   read_tree(w, root, cfg);
@@ -289,55 +310,73 @@ Config load_config(const std::string& file, const std::vector<std::string>& env,
   return cfg;
 }
 
+namespace {
+
+// An fx flag with a value at argv[i], as `flag value` or `flag=value`:
+// true with the value in `into` (and i on its last argument); false when
+// argv[i] is something else.
+bool flag_value(const char* flag, int argc, char** argv, int& i, std::string& into) {
+  const std::string arg = argv[i];
+  const std::string f = flag;
+  if (arg == f) {
+    // An fx flag is never a value (`app --fx-config --fx-set k=v`).
+    const std::string next = i + 1 < argc ? argv[i + 1] : "";
+    const bool flag_next = next.rfind("--fx-", 0) == 0;
+    if (i + 1 >= argc || flag_next)
+      FX_THROW(ConfigError, f, f == "--fx-set" ? "<key>" : "<file>",
+               fmt::format("expected {} after {}, got {}", f == "--fx-set" ? "key=value" : "a file", f,
+                           flag_next ? "the flag '" + next + "'" : "''"));
+    into = argv[++i];
+    return true;
+  }
+  if (arg.rfind(f + "=", 0) == 0) {
+    into = arg.substr(f.size() + 1);
+    return true;
+  }
+  return false;
+}
+
+// fx owns the prefix: a mistyped flag must not run with defaults.
+[[noreturn]] void refuse_unknown_flag(const std::string& arg) {
+  const std::string flag = arg.substr(0, arg.find('='));
+  FX_THROW(ConfigError, "command line", flag,
+           fmt::format("expected --fx-config FILE or --fx-set KEY=VALUE{}, got '{}'",
+                       detail::suggestion(flag, {"--fx-config", "--fx-set"}), arg));
+}
+
+// The process's FX_* variables.
+std::vector<std::string> fx_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, "FX_", 3) == 0) env.emplace_back(*e);
+  return env;
+}
+
+}  // namespace
+
 Config load_config(int& argc, char** argv) {
   std::string file;
   std::vector<std::string> sets;
   int out = argc > 0 ? 1 : 0;
   for (int i = out; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&](const char* flag, std::string& into) {
-      const std::string f = flag;
-      if (arg == f) {
-        // An fx flag is never a value (`app --fx-config --fx-set k=v`).
-        const std::string next = i + 1 < argc ? argv[i + 1] : "";
-        const bool flag_next = next.rfind("--fx-", 0) == 0;
-        if (i + 1 >= argc || flag_next)
-          FX_THROW(ConfigError, f, f == "--fx-set" ? "<key>" : "<file>",
-                   fmt::format("expected {} after {}, got {}", f == "--fx-set" ? "key=value" : "a file", f,
-                               flag_next ? "the flag '" + next + "'" : "''"));
-        into = argv[++i];
-        return true;
-      }
-      if (arg.rfind(f + "=", 0) == 0) {
-        into = arg.substr(f.size() + 1);
-        return true;
-      }
-      return false;
-    };
     std::string v;
-    if (value("--fx-config", v)) {
+    if (flag_value("--fx-config", argc, argv, i, v)) {
       if (!file.empty())
         FX_THROW(ConfigError, "--fx-config", v,
                  fmt::format("expected one configuration file, got '{}' after '{}'", v, file));
       file = v;
-    } else if (value("--fx-set", v)) {
+    } else if (flag_value("--fx-set", argc, argv, i, v)) {
       sets.push_back(v);
     } else if (arg.rfind("--fx-", 0) == 0) {
-      // fx owns the prefix: a mistyped flag must not run with defaults.
-      const std::string flag = arg.substr(0, arg.find('='));
-      FX_THROW(ConfigError, "command line", flag,
-               fmt::format("expected --fx-config FILE or --fx-set KEY=VALUE{}, got '{}'",
-                           detail::suggestion(flag, {"--fx-config", "--fx-set"}), arg));
+      refuse_unknown_flag(arg);
     } else {
       argv[out++] = argv[i];
     }
   }
   if (out < argc) argv[out] = nullptr;
   argc = out;
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
-    if (std::strncmp(*e, "FX_", 3) == 0) env.emplace_back(*e);
-  return load_config(file, env, sets);
+  return load_config(file, fx_environment(), sets);
 }
 
 }  // namespace fx

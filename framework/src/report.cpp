@@ -337,6 +337,110 @@ std::vector<std::string> checkpoint_lines(const std::vector<CheckpointRecord>& c
   return lines;
 }
 
+// The summary's first line: who ran, where, and the verdict.
+std::string headline(const std::string& app, int active, int spares, const std::string& hostname,
+                     ExitCode exit, const std::string& exit_text) {
+  return fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app.empty() ? "" : app + ", ",
+                     active, spares, hostname.empty() ? "?" : hostname, to_string(exit),
+                     static_cast<int>(exit), exit_text.empty() ? "" : " - " + exit_text);
+}
+
+// "" when there is nothing to say about the placement.
+std::string placement_line(const Placement& placement, bool earlier) {
+  if (const std::string p = placement_text(placement); !p.empty())
+    return (earlier ? "  placement (before the repair the run ended in): " : "  placement: ") + p;
+  if (earlier) return "  placement: not known (the run ended in a repair before any rank had stepped)";
+  return "";
+}
+
+std::string recoveries_line(const std::vector<RecoveryRecord>& recoveries) {
+  const auto interrupted = std::count_if(recoveries.begin(), recoveries.end(),
+                                         [](const RecoveryRecord& r) { return r.interrupted; });
+  const auto stopped =
+      std::count_if(recoveries.begin(), recoveries.end(), [](const RecoveryRecord& r) { return r.stopped; });
+  return fmt::format("  recoveries: {}{}{}", recoveries.size(),
+                     interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : "",
+                     stopped > 0 ? " (the last one stopped by policy)" : "");
+}
+
+std::string tryblocks_line(const std::vector<TryBlockRecord>& tryblocks) {
+  const auto committed = std::count_if(tryblocks.begin(), tryblocks.end(), [](const TryBlockRecord& t) {
+    return t.outcome == TryBlockOutcome::committed;
+  });
+  return fmt::format("  tryblocks: {} committed, {} aborted", committed,
+                     static_cast<long>(tryblocks.size()) - committed);
+}
+
+std::string results_text(const std::map<std::string, std::string>& results) {
+  std::string r;
+  for (const auto& [k, v] : results) r += fmt::format("{}{}={}", r.empty() ? "" : ", ", k, v);
+  return r;
+}
+
+// The history's records, read back (adopt_history).
+std::vector<int> ints(const YAML::Node& n) {
+  std::vector<int> v;
+  for (const auto& x : n) v.push_back(x.as<int>());
+  return v;
+}
+
+void read_start(const YAML::Node& start, StartRecord& into) {
+  into = {enum_of<CheckpointLevel>(start, "level"),
+          start["iteration"].as<std::int64_t>(),
+          start["old_size"] ? start["old_size"].as<int>() : 0,
+          {}};
+  for (const auto& v : start["skipped"]) {
+    into.skipped.push_back({enum_of<CheckpointLevel>(v, "level"), v["iteration"].as<std::int64_t>(),
+                            v["why"].as<std::string>()});
+  }
+}
+
+FailureRecord failure_from_yaml(const YAML::Node& f) {
+  return {f["world_rank"].as<int>(), f["logical_rank"].as<int>(),         f["host"].as<std::string>(),
+          f["time"].as<double>(),    f["detection_latency"].as<double>(), f["iteration"].as<std::int64_t>()};
+}
+
+RecoveryRecord recovery_from_yaml(const YAML::Node& x) {
+  RecoveryRecord rec;
+  rec.start = x["start"].as<double>();
+  rec.action = enum_of<RecoveryAction>(x, "action");
+  rec.failed_world_ranks = ints(x["failed_world_ranks"]);
+  rec.failed_logical_ranks = ints(x["failed_logical_ranks"]);
+  rec.rounds = x["rounds"].as<int>();
+  rec.new_size = x["new_size"].as<int>();
+  rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
+  rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
+  rec.interrupted = x["interrupted"] && x["interrupted"].as<bool>();
+  rec.stopped = x["stopped"] && x["stopped"].as<bool>();
+  const YAML::Node t = x["seconds"];
+  rec.detect_s = t["detect"].as<double>();
+  rec.revoke_s = t["revoke"].as<double>();
+  rec.shrink_s = t["shrink"].as<double>();
+  rec.agree_s = t["agree"].as<double>();
+  rec.rebuild_s = t["rebuild"].as<double>();
+  rec.restore_s = t["restore"].as<double>();
+  rec.total_s = t["total"].as<double>();
+  return rec;
+}
+
+CheckpointRecord checkpoint_from_yaml(const YAML::Node& c) {
+  return {c["iteration"].as<std::int64_t>(),
+          c["time"].as<double>(),
+          enum_of<CheckpointLevel>(c, "level"),
+          c["bytes"].as<std::uint64_t>(),
+          c["seconds"].as<double>(),
+          c["bandwidth"].as<double>(),
+          c["next_interval"] ? c["next_interval"].as<int>() : 0,
+          c["expected_waste"] ? c["expected_waste"].as<double>() : 0,
+          c["committed_s"] ? c["committed_s"].as<double>() : 0,
+          c["background_s"] ? c["background_s"].as<double>() : 0};
+}
+
+TryBlockRecord tryblock_from_yaml(const YAML::Node& t) {
+  return {t["name"].as<std::string>(), enum_of<TryBlockOutcome>(t, "outcome"), t["attempts"].as<int>(),
+          t["errors"].as<std::string>(), t["iteration"] ? t["iteration"].as<std::int64_t>() : -1};
+}
+
 }  // namespace
 
 void Report::set_config(const Config& config, int active, int spares, int world_size) {
@@ -430,67 +534,17 @@ std::string Report::to_yaml() const {
 
 void Report::adopt_history(const std::string& yaml) {
   const YAML::Node r = YAML::Load(yaml);
-  auto ints = [](const YAML::Node& n) {
-    std::vector<int> v;
-    for (const auto& x : n) v.push_back(x.as<int>());
-    return v;
-  };
   phases_.clear();
   for (const auto& kv : r["phases"]) phases_[kv.first.as<std::string>()] = kv.second.as<double>();
-  const YAML::Node start = r["start"];
-  start_ = {enum_of<CheckpointLevel>(start, "level"),
-            start["iteration"].as<std::int64_t>(),
-            start["old_size"] ? start["old_size"].as<int>() : 0,
-            {}};
-  for (const auto& v : start["skipped"]) {
-    start_.skipped.push_back({enum_of<CheckpointLevel>(v, "level"), v["iteration"].as<std::int64_t>(),
-                              v["why"].as<std::string>()});
-  }
+  read_start(r["start"], start_);
   failures_.clear();
-  for (const auto& f : r["failures"]) {
-    failures_.push_back({f["world_rank"].as<int>(), f["logical_rank"].as<int>(), f["host"].as<std::string>(),
-                         f["time"].as<double>(), f["detection_latency"].as<double>(),
-                         f["iteration"].as<std::int64_t>()});
-  }
+  for (const auto& f : r["failures"]) failures_.push_back(failure_from_yaml(f));
   recoveries_.clear();
-  for (const auto& x : r["recoveries"]) {
-    RecoveryRecord rec;
-    rec.start = x["start"].as<double>();
-    rec.action = enum_of<RecoveryAction>(x, "action");
-    rec.failed_world_ranks = ints(x["failed_world_ranks"]);
-    rec.failed_logical_ranks = ints(x["failed_logical_ranks"]);
-    rec.rounds = x["rounds"].as<int>();
-    rec.new_size = x["new_size"].as<int>();
-    rec.restored_iteration = x["restored_iteration"].as<std::int64_t>();
-    rec.restored_level = enum_of<CheckpointLevel>(x, "restored_level");
-    rec.interrupted = x["interrupted"] && x["interrupted"].as<bool>();
-    rec.stopped = x["stopped"] && x["stopped"].as<bool>();
-    const YAML::Node t = x["seconds"];
-    rec.detect_s = t["detect"].as<double>();
-    rec.revoke_s = t["revoke"].as<double>();
-    rec.shrink_s = t["shrink"].as<double>();
-    rec.agree_s = t["agree"].as<double>();
-    rec.rebuild_s = t["rebuild"].as<double>();
-    rec.restore_s = t["restore"].as<double>();
-    rec.total_s = t["total"].as<double>();
-    recoveries_.push_back(std::move(rec));
-  }
+  for (const auto& x : r["recoveries"]) recoveries_.push_back(recovery_from_yaml(x));
   checkpoints_.clear();
-  for (const auto& c : r["checkpoints"]) {
-    checkpoints_.push_back({c["iteration"].as<std::int64_t>(), c["time"].as<double>(),
-                            enum_of<CheckpointLevel>(c, "level"), c["bytes"].as<std::uint64_t>(),
-                            c["seconds"].as<double>(), c["bandwidth"].as<double>(),
-                            c["next_interval"] ? c["next_interval"].as<int>() : 0,
-                            c["expected_waste"] ? c["expected_waste"].as<double>() : 0,
-                            c["committed_s"] ? c["committed_s"].as<double>() : 0,
-                            c["background_s"] ? c["background_s"].as<double>() : 0});
-  }
+  for (const auto& c : r["checkpoints"]) checkpoints_.push_back(checkpoint_from_yaml(c));
   tryblocks_.clear();
-  for (const auto& t : r["tryblocks"]) {
-    tryblocks_.push_back({t["name"].as<std::string>(), enum_of<TryBlockOutcome>(t, "outcome"),
-                          t["attempts"].as<int>(), t["errors"].as<std::string>(),
-                          t["iteration"] ? t["iteration"].as<std::int64_t>() : -1});
-  }
+  for (const auto& t : r["tryblocks"]) tryblocks_.push_back(tryblock_from_yaml(t));
   restarts_from_scratch_ = r["restarts_from_scratch"].as<int>();
   progress_.clear();
   for (const auto& p : r["progress"]) progress_.emplace_back(p[0].as<double>(), p[1].as<std::int64_t>());
@@ -511,42 +565,21 @@ void Report::write(const std::string& path) const {
 std::string Report::summary() const {
   std::string s;
   auto line = [&](const std::string& l) { s += l + "\n"; };
-  line(fmt::format("fx: {}{} active + {} spare ranks on {}: {} (exit {}){}", app_.empty() ? "" : app_ + ", ",
-                   active_, spares_, platform_.hostname.empty() ? "?" : platform_.hostname, to_string(exit_),
-                   static_cast<int>(exit_), exit_text_.empty() ? "" : " - " + exit_text_));
+  line(headline(app_, active_, spares_, platform_.hostname, exit_, exit_text_));
   if (!phases_.empty()) line("  time: " + phases_text(phases_));
-  if (const std::string p = placement_text(placement_); !p.empty())
-    line((placement_earlier_ ? "  placement (before the repair the run ended in): " : "  placement: ") + p);
-  else if (placement_earlier_)
-    line("  placement: not known (the run ended in a repair before any rank had stepped)");
+  if (const std::string p = placement_line(placement_, placement_earlier_); !p.empty()) line(p);
   if (const std::string l = start_line(start_); !l.empty()) line(l);
   line(fmt::format("  failures: {}", failures_.size()));
   for (const auto& f : failures_) line(failure_line(f));
-  const auto interrupted = std::count_if(recoveries_.begin(), recoveries_.end(),
-                                         [](const RecoveryRecord& r) { return r.interrupted; });
-  const auto stopped = std::count_if(recoveries_.begin(), recoveries_.end(),
-                                     [](const RecoveryRecord& r) { return r.stopped; });
-  line(fmt::format("  recoveries: {}{}{}", recoveries_.size(),
-                   interrupted > 0 ? fmt::format(" ({} interrupted by another failure)", interrupted) : "",
-                   stopped > 0 ? " (the last one stopped by policy)" : ""));
+  line(recoveries_line(recoveries_));
   if (restarts_from_scratch_ > 0) {
     line(fmt::format("  restarted from iteration 0 {} time(s): a checkpoint was lost",
                      restarts_from_scratch_));
   }
   for (std::size_t i = 0; i < recoveries_.size(); ++i) line(recovery_line(i + 1, recoveries_[i]));
   for (const auto& l : checkpoint_lines(checkpoints_)) line(l);
-  if (!tryblocks_.empty()) {
-    const auto committed = std::count_if(tryblocks_.begin(), tryblocks_.end(), [](const TryBlockRecord& t) {
-      return t.outcome == TryBlockOutcome::committed;
-    });
-    line(fmt::format("  tryblocks: {} committed, {} aborted", committed,
-                     static_cast<long>(tryblocks_.size()) - committed));
-  }
-  if (!results_.empty()) {
-    std::string r;
-    for (const auto& [k, v] : results_) r += fmt::format("{}{}={}", r.empty() ? "" : ", ", k, v);
-    line("  results: " + r);
-  }
+  if (!tryblocks_.empty()) line(tryblocks_line(tryblocks_));
+  if (!results_.empty()) line("  results: " + results_text(results_));
   if (!report_path_.empty()) line((unwritten_ ? "  report: NOT WRITTEN to " : "  report: ") + report_path_);
   return s;
 }

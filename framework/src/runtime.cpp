@@ -355,20 +355,24 @@ void Runtime::resize_at_start(int old_size) {
   }
 }
 
-void Runtime::restore_or_initialize() {
-  restore_fault_point();
+// The store's newest version, when a repair or a restart from storage may
+// have one; nullopt when there is none (or none to look for).
+std::optional<std::int64_t> Runtime::restore_at_start() {
   const auto& ck = config_.checkpoint;
   const bool may_restore = recoveries_ > 0 || (ck.hdf5.restart && (ck.hdf5.every > 0 || ck.node.every > 0));
-  const double t = now();
-  std::optional<std::int64_t> restored;
-  if (may_restore) {
-    try {
-      restored = store_->restore();
-    } catch (const CheckpointLost&) {
-      record_start(CheckpointLevel::none, 0);  // what it passed over, in the report of the job it ends
-      throw;
-    }
+  if (!may_restore) return std::nullopt;
+  try {
+    return store_->restore();
+  } catch (const CheckpointLost&) {
+    record_start(CheckpointLevel::none, 0);  // what it passed over, in the report of the job it ends
+    throw;
   }
+}
+
+void Runtime::restore_or_initialize() {
+  restore_fault_point();
+  const double t = now();
+  std::optional<std::int64_t> restored = restore_at_start();
   if (!restored && recoveries_ == 0 && store_->last_restore_stats().other_size > 0) {
     resize_at_start(store_->last_restore_stats().other_size);
     return;

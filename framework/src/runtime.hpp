@@ -141,7 +141,8 @@ class Runtime final : public RuntimeServices {
   bool resize();      // whether the app restored a checkpoint
   void resize_at_start(int old_size);
   void restore_or_initialize();
-  void initialize_app();  // a fresh start: the app's initialize(), at iteration 0
+  std::optional<std::int64_t> restore_at_start();  // the newest version, where one may be
+  void initialize_app();                           // a fresh start: the app's initialize(), at iteration 0
   // Static members `lost` by a restore (`why`): the app rebuilds them, or
   // the lost-checkpoint policy applies; false: it restarted the store.
   bool rebuild_statics(const std::vector<int>& lost, const std::string& why);

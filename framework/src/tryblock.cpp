@@ -372,9 +372,10 @@ struct Decision {
            {});
 }
 
-Decision decide(TryFrame& f) {
-  std::vector<TryFrame*> frames{&f};
-  for (auto& d : f.deferred) frames.push_back(d.get());
+// This rank's own verdict on the block and its deferred ones: each
+// complete, with no error, within the deadline. Marks the timeouts, and
+// the block suspect when one of them is.
+bool local_verdict(TryFrame& f, const std::vector<TryFrame*>& frames) {
   bool ok = true;
   for (TryFrame* x : frames) {
     // A block that already failed here need not wait for its messages.
@@ -386,28 +387,31 @@ Decision decide(TryFrame& f) {
   if (now() > f.deadline && !f.gave_up) f.errors |= bit(TryError::timeout);
   ok = ok && f.errors == 0 && !f.failure_seen;
   for (TryFrame* x : frames) f.suspect = f.suspect || x->suspect;
-  f.rt.fault_point(Phase::tryblock_commit);
+  return ok;
+}
 
+// The first agreement's verdict, for `frames` blocks.
+Decision first_decision(const Agreed& a, std::size_t frames) {
   Decision d;
-  const Agreed a = agree_within(f, first_flag(f, ok), f.deadline);
   d.failed = a.failed || !(a.flag & kNoRecovery);
   d.suspect = !(a.flag & kClean);
   d.mismatch = !fingerprints_match(a.flag);
   d.rolled_back_before = !(a.flag & kNoRollback);
   d.fatal = !(a.flag & kNoFatal);
-  d.errors.assign(frames.size(), {});
-  if ((a.flag & kOk) && !d.failed && !d.mismatch) {
-    d.committed = true;
-    return d;
-  }
+  d.errors.assign(frames, {});
+  d.committed = (a.flag & kOk) && !d.failed && !d.mismatch;
+  return d;
+}
 
-  // Who asserted what: every rank sets its own fields, and the
-  // process_failure bit of the peers it knows dead.
-  const int n = f.comm.size();
-  const int me = f.comm.rank();
+// Who asserted what: every rank sets its own fields, and the
+// process_failure bit of the peers it knows dead.
+struct Assertions {
+  const std::vector<TryFrame*>& frames;
   std::vector<int> dead;
-  ulfm::get_failed(f.comm.raw(), dead);
-  const auto mine = [&](std::size_t b, int r) -> unsigned {
+  int me;
+
+  // Error bits of block b on rank r.
+  unsigned of(std::size_t b, int r) const {
     unsigned m = 0;
     if (r == me) {
       m = frames[b]->errors;
@@ -417,25 +421,57 @@ Decision decide(TryFrame& f) {
     if (std::find(dead.begin(), dead.end(), r) != dead.end() && (b == 0 || frames[b]->failure_seen))
       m |= bit(TryError::process_failure);
     return m;
-  };
+  }
+};
+
+// One detail agreement's flag: fields [first, last) of (block, rank), n
+// ranks, 5 error bits each, complemented for the AND; plus two flags.
+unsigned detail_flag(const TryFrame& f, const Assertions& mine, int first, int last, int n) {
+  unsigned flag = ~0u;
+  for (int i = first; i < last; ++i)
+    flag &= ~(mine.of(static_cast<std::size_t>(i / n), i % n) << (5 * (i - first)));
+  if (f.suspect) flag &= ~kDetailSuspect;
+  if (f.rt.failing()) flag &= ~kDetailRecovery;
+  return flag;
+}
+
+// Fields [first, last) of an agreed detail flag, into d's errors.
+void read_details(unsigned any, int first, int last, int n, Decision& d) {
+  for (int i = first; i < last; ++i) {
+    const unsigned m = (any >> (5 * (i - first))) & 31u;
+    for (TryError e : kErrors)
+      if (m & bit(e)) d.errors[static_cast<std::size_t>(i / n)].push_back({i % n, e});
+  }
+}
+
+// After a first agreement that did not commit: every rank learns every
+// rank's errors, kFieldsPerAgree (block, rank) fields per agreement.
+void agree_on_details(TryFrame& f, const std::vector<TryFrame*>& frames, Decision& d) {
+  const int n = f.comm.size();
+  Assertions mine{frames, {}, f.comm.rank()};
+  ulfm::get_failed(f.comm.raw(), mine.dead);
   const int fields = static_cast<int>(frames.size()) * n;
   const double deadline = now() + f.timeout_s;
   for (int first = 0; first < fields; first += kFieldsPerAgree) {
-    unsigned flag = ~0u;
-    for (int i = first; i < std::min(fields, first + kFieldsPerAgree); ++i)
-      flag &= ~(mine(static_cast<std::size_t>(i / n), i % n) << (5 * (i - first)));
-    if (f.suspect) flag &= ~kDetailSuspect;
-    if (f.rt.failing()) flag &= ~kDetailRecovery;
-    const Agreed c = agree_within(f, flag, deadline);
+    const int last = std::min(fields, first + kFieldsPerAgree);
+    const Agreed c = agree_within(f, detail_flag(f, mine, first, last, n), deadline);
     const unsigned any = ~c.flag;
     d.failed = d.failed || c.failed || (any & kDetailRecovery);
     d.suspect = d.suspect || (any & kDetailSuspect);
-    for (int i = first; i < std::min(fields, first + kFieldsPerAgree); ++i) {
-      const unsigned m = (any >> (5 * (i - first))) & 31u;
-      for (TryError e : kErrors)
-        if (m & bit(e)) d.errors[static_cast<std::size_t>(i / n)].push_back({i % n, e});
-    }
+    read_details(any, first, last, n, d);
   }
+}
+
+Decision decide(TryFrame& f) {
+  std::vector<TryFrame*> frames{&f};
+  for (auto& d : f.deferred) frames.push_back(d.get());
+  const bool ok = local_verdict(f, frames);
+  f.rt.fault_point(Phase::tryblock_commit);
+
+  const Agreed a = agree_within(f, first_flag(f, ok), f.deadline);
+  Decision d = first_decision(a, frames.size());
+  if (d.committed) return d;
+  agree_on_details(f, frames, d);
   return d;
 }
 
