@@ -42,8 +42,8 @@ if [ ! -f "$stamp" ]; then
 fi
 
 # The style and unit tests' Python tools (pinned: a new release's new
-# rules must not turn a clean tree red).
-tools=(pytest==9.2.0 ruff==0.17.6)
+# rules must not turn a clean tree red); lizard: the complexity gate.
+tools=(pytest==9.2.0 ruff==0.17.6 lizard==1.24.3)
 stamp="$FX_VENV/.fx-tools-$(IFS=-; echo "${tools[*]}")"
 if [ ! -f "$stamp" ]; then
   echo "fx setup: installing ${tools[*]} into $FX_VENV (PyPI)"
