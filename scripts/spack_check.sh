@@ -85,7 +85,7 @@ packages:
 EOF
 spack compiler find --scope user >/dev/null
 spack repo add --scope user "$root/spack" >/dev/null
-say "externals and the fx repository in $work/config; compilers: $(spack compilers 2>/dev/null | grep -o '[a-z]*@[0-9.]*' | tr '\n' ' ')"
+say "externals and the fx repository in $work/config; compilers: $(spack compilers 2>/dev/null | grep -o '[a-z]*@[0-9.]*' | paste -sd' ')"
 
 # An MPI without ULFM: refused by the concretizer, naming why.
 if spack spec "$fx_spec ^mpich" >"$work/refused.txt" 2>&1; then
@@ -93,7 +93,7 @@ if spack spec "$fx_spec ^mpich" >"$work/refused.txt" 2>&1; then
 fi
 grep -q 'fx needs an MPI with ULFM' "$work/refused.txt" ||
   { cat "$work/refused.txt"; echo "spack_check: fx ^mpich failed without the package's message" >&2; exit 1; }
-say "fx ^mpich refused: $(grep -o 'fx needs an MPI with ULFM[^(]*' "$work/refused.txt" | head -1)"
+say "fx ^mpich refused: $(grep -o "fx needs an MPI with ULFM[^(]*" "$work/refused.txt" | head -1 | sed "s/ *$//")"
 
 commit=$(git -C "$root" rev-parse HEAD)
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no)" ] ||
