@@ -109,7 +109,7 @@ fx::Comm make_comm() {
   MPI_Comm c = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &c);
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-  return fx::Comm(c, nullptr);
+  return fx::Comm(c);
 }
 
 // Rank 1 as a fresh process: a new store and new (touched) state.
@@ -119,7 +119,7 @@ struct Fresh {
   void start(const fx::CheckpointConfig& cfg, const fx::Comm& comm, std::size_t n) {
     store.reset();
     state.assign(n, 0.0);
-    store = std::make_unique<fx::DataStore>(cfg);
+    store = fx::detail::StoreAccess::make(cfg);
     fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", state);
   }
@@ -150,7 +150,10 @@ void measure_resizable(Row& row, std::size_t n, int reps, const fx::CheckpointCo
     MPI_Allreduce(MPI_IN_PLACE, &mib, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return mib;
   };
-  fx::DataStore fs(mem), vs(mem);
+  auto fs_owned = fx::detail::StoreAccess::make(mem);
+  auto vs_owned = fx::detail::StoreAccess::make(mem);
+  fx::DataStore& fs = *fs_owned;
+  fx::DataStore& vs = *vs_owned;
   fs.add("state", fixed);
   vs.add("state", fx::resizable(varying));
   row.fixed_store_mib = grown(fs);
@@ -183,7 +186,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   mem.memory.every = 1;
   mem.memory.async = false;
   mem.hdf5.restart = false;
-  fx::DataStore store(mem);
+  auto store_owned = fx::detail::StoreAccess::make(mem);
+  fx::DataStore& store = *store_owned;
   fx::detail::StoreAccess::set_comm(store, comm);
   store.add("state", state);
   std::int64_t it = 0;
@@ -191,7 +195,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   store.commit(++it);
   fx::CheckpointConfig amem = mem;
   amem.memory.async = true;
-  fx::DataStore astore(amem);
+  auto astore_owned = fx::detail::StoreAccess::make(amem);
+  fx::DataStore& astore = *astore_owned;
   fx::detail::StoreAccess::set_comm(astore, comm);
   astore.add("state", state);
   astore.set_snapshot("state", fx::Snapshot::during_next_step);
@@ -204,7 +209,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   std::int64_t ait = 0;
   for (int w = 0; w < 2; ++w) {
     astore.commit(++ait);
-    astore.flush();
+    fx::detail::StoreAccess::flush(astore);
   }
   Fresh fresh;
   fx::DataStore& mine = store;
@@ -223,10 +228,10 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     const double ac = timed([&] {
       astore.commit(++ait);
       step();
-      astore.progress();
-      astore.flush();
+      fx::detail::StoreAccess::progress(astore);
+      fx::detail::StoreAccess::flush(astore);
     });
-    const auto st = astore.take_committed();
+    const auto st = fx::detail::StoreAccess::take_committed(astore);
     if (!st) throw std::runtime_error("asynchronous commit not committed after flush()");
     double w[3] = {st->seconds, st->committed_seconds, st->background_seconds};
     MPI_Allreduce(MPI_IN_PLACE, w, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -247,9 +252,9 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
                    static_cast<int>(n), MPI_DOUBLE, 1 - r, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }));
     commit.push_back(timed([&] { store.commit(++it); }, [&] { state[0] = static_cast<double>(it); }));
-    own.push_back(timed([&] { store.restore(); }));
+    own.push_back(timed([&] { fx::detail::StoreAccess::restore(store); }));
     // Rank 1 restarts as a fresh process and pulls its image from rank 0.
-    pull.push_back(timed([&] { restorer().restore(); },
+    pull.push_back(timed([&] { fx::detail::StoreAccess::restore(restorer()); },
                          [&] {
                            // A repair: rank 1 is new, rank 0 sets the comm again.
                            if (r == 1)
@@ -264,8 +269,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     // buddy copy for the fresh rank) completed.
     full.push_back(timed(
         [&] {
-          restorer().restore();
-          restorer().flush();
+          fx::detail::StoreAccess::restore(restorer());
+          fx::detail::StoreAccess::flush(restorer());
         },
         [&] {
           if (r == 1)
@@ -308,7 +313,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   disk.hdf5.restart = true;
   disk.hdf5.directory = (dir / "ckpt").string();
   {
-    fx::DataStore h5(disk);
+    auto h5_owned = fx::detail::StoreAccess::make(disk);
+  fx::DataStore& h5 = *h5_owned;
     fx::detail::StoreAccess::set_comm(h5, comm);
     h5.add("state", state);
     std::int64_t k = 0;
@@ -341,7 +347,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     std::vector<double> hr;
     Fresh cold;
     for (int i = 0; i < reps; ++i) {
-      hr.push_back(timed([&] { cold.store->restore(); }, [&] { cold.start(disk, comm, n); }));
+      hr.push_back(timed([&] { fx::detail::StoreAccess::restore(*cold.store); }, [&] { cold.start(disk, comm, n); }));
       if (cold.store->last_restore_level() != fx::CheckpointLevel::hdf5)
         throw std::runtime_error("HDF5 restore did not come from disk");
     }

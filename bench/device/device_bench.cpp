@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     const fx::Comm comm(dup, nullptr);
-    auto store = std::make_unique<fx::DataStore>(cfg);
+    auto store = fx::detail::StoreAccess::make(cfg);
     fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", d);
     store->set_snapshot("state", fx::Snapshot::during_next_step);
@@ -161,11 +161,11 @@ int main(int argc, char** argv) {
         in_commit = fx::now() - t;
         step_kernels(w, passes);
         t = fx::now();
-        store->progress();  // the step end
+        fx::detail::StoreAccess::progress(*store);  // the step end
         at_end = fx::now() - t;
       }));
       async = store->last_commit_stats().async;
-      store->flush();
+      fx::detail::StoreAccess::flush(*store);
       waited.push_back(slowest(in_commit + at_end));
       ratio_wait.push_back(waited.back() / staged[static_cast<std::size_t>(r)]);
     }
@@ -174,16 +174,16 @@ int main(int argc, char** argv) {
     const int victim = ranks - 1;
     for (int r = 0; r < reps && ranks > 1; ++r) {
       store->commit(100 + r);
-      store->flush();
+      fx::detail::StoreAccess::flush(*store);
       if (rank == victim) {
         store.reset();
         d = Data("state", words);
-        store = std::make_unique<fx::DataStore>(cfg);
+        store = fx::detail::StoreAccess::make(cfg);
         store->add("state", d);
         store->set_snapshot("state", fx::Snapshot::during_next_step);
       }
       fx::detail::StoreAccess::set_comm(*store, comm);
-      restore.push_back(timed([&] { store->restore(); }));
+      restore.push_back(timed([&] { fx::detail::StoreAccess::restore(*store); }));
       restore_h2d.push_back(slowest(rank == victim ? store->last_restore_stats().device_seconds : 0.0));
     }
     // Checksums of the same bytes: on the host (XXH3, one pass over pinned

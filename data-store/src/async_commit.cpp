@@ -3,6 +3,7 @@
 
 #include <fx/clock.hpp>
 #include <fx/log.hpp>
+#include <fx/recovery/comm_access.hpp>
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -188,7 +189,7 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
     a.agreement.post(comm.raw(), s.own_ok && a.in[0] > 0 ? 1 : 0);
   }
   bool agreed = a.agreement.posted() && a.agreement.test();
-  detail::FailureHandler* h = comm.handler();
+  detail::FailureHandler* h = detail::CommAccess::handler(comm);
   while (block && !agreed) {
     // A revoke does not end an agreement: leave when a repair started.
     if (h && h->interrupted()) {

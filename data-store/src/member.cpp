@@ -43,7 +43,7 @@ Member host_member(std::string name, std::string type, std::vector<std::size_t> 
 
 void throw_resized(const std::string& name, std::size_t registered, std::size_t now) {
   FX_THROW(UsageError, fmt::format("data store: member '{}' was registered with {} elements and now has "
-                                   "{}; register it again after resizing (clear() and add())",
+                                   "{}; register it as fx::resizable(...) when its size changes",
                                    name, registered, now));
 }
 

@@ -543,7 +543,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
     if (stored) pieces.error = im.load_node_prior(*stored, pieces.local);
     im.fetch_prior(plan, v.iteration, want, wanted, pieces);
   }
-  for (const auto& pi : im.check_prior(v, pieces)) use(PriorPiece(pi));
+  for (const auto& pi : im.check_prior(v, pieces)) use(detail::StoreAccess::piece(pi));
   const std::int64_t seq = v.level == CheckpointLevel::hdf5 ? manifest.sequence : plan.sequence;
   resized_restore_ = im.finish_prior(v, seq, pieces, now() - t0);
   return v;

@@ -4,6 +4,7 @@
 #include <fx/data_store/store_access.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/ulfm.hpp>
+#include <fx/recovery/comm_access.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -455,7 +456,7 @@ const Comm& DataStore::own_comm() {
   MPI_Comm c = MPI_COMM_NULL;
   FX_CHECK_MPI(comm_, MPI_Comm_dup(comm_.raw(), &c));
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-  own_ = Comm(c, comm_.handler());
+  own_ = detail::CommAccess::reporting(c, detail::CommAccess::handler(comm_));
   return own_;
 }
 
@@ -520,7 +521,7 @@ void DataStore::add_static_member(StaticMember m) {
   impl_->sc.publish_due = true;
 }
 
-void DataStore::clear() {
+void DataStore::clear_registrations() {
   members_.clear();
   statics_.clear();
 }
@@ -540,7 +541,7 @@ const CheckpointStats& DataStore::last_restore_stats() const { return impl_->res
 
 void DataStore::start_reprotection() { impl_->start_deferred(); }
 
-void DataStore::flush() {
+void DataStore::wait_pending() {
   impl_->flush();
   advance_commit(true);
 }
@@ -577,7 +578,7 @@ void DataStore::commit(std::int64_t iteration) {
   Impl& im = *impl_;
   im.repair_facts.reset();  // a repair's facts: no longer true
   const double t0 = now();
-  flush();  // the re-protection a restore planned, and the commit in flight
+  wait_pending();  // the re-protection a restore planned, and the commit in flight
   const Comm& comm = own_comm();
   im.resize_from_storage = false;  // this version supersedes the stored one
   im.ensure_topology();

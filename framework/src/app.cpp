@@ -19,8 +19,8 @@
 namespace fx {
 
 std::int64_t ResilientApp::resize(Context& ctx) {
-  ctx.store().clear();
-  setup(ctx);
+  setup(ctx);  // the runtime cleared the registrations
+
   initialize(ctx);
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "comm_registry.hpp"
 
 #include <fx/recovery/ulfm.hpp>
+#include <fx/recovery/comm_access.hpp>
 
 #include <algorithm>
 
@@ -13,7 +14,7 @@ void free_comm(MPI_Comm& c) {
 
 void CommRegistry::start(MPI_Comm app) {
   ulfm::set_revoking_errhandler(app);
-  app_ = Comm(std::make_shared<CommSlot>(CommSlot{app, &handler_}));
+  app_ = CommAccess::tracked(std::make_shared<CommSlot>(CommSlot{app, &handler_}));
 }
 
 MPI_Comm CommRegistry::make(int color, int key, bool dup, const char* call, const char* file,
@@ -28,7 +29,7 @@ MPI_Comm CommRegistry::make(int color, int key, bool dup, const char* call, cons
 Comm CommRegistry::derive(int color, int key, bool dup) {
   const MPI_Comm c = make(color, key, dup, dup ? "MPI_Comm_dup" : "MPI_Comm_split", __FILE__, __LINE__);
   derived_.push_back({std::make_shared<CommSlot>(CommSlot{c, &handler_}), color, key, dup});
-  return Comm(derived_.back().slot);
+  return CommAccess::tracked(derived_.back().slot);
 }
 
 void CommRegistry::notify(const FailureEvent& ev) const {
@@ -72,7 +73,7 @@ bool CommRegistry::revoked_unseen() const {
 
 void CommRegistry::install(MPI_Comm app, bool survivor) {
   ulfm::set_revoking_errhandler(app);
-  app_.slot()->raw = app;
+  CommAccess::slot(app_)->raw = app;
   if (survivor) stale_ = !derived_.empty();
   revoked_ = false;
 }

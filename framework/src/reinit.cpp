@@ -3,6 +3,7 @@
 // the next step enters the function again. The runtime's own restore is off:
 // the function registers its data on each entry and restores it itself.
 #include <fx/app.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/reinit.hpp>
@@ -106,7 +107,7 @@ class Driver final : public ResilientApp {
     ~Entry() {
       d_.inside_ = false;
       detail::ContextAccess::rt(ctx_).drop_registrations();
-      ctx_.store().clear();
+      detail::StoreAccess::clear(ctx_.store());
     }
     Entry(const Entry&) = delete;
     Entry& operator=(const Entry&) = delete;

@@ -62,7 +62,7 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
       args_(std::move(args)),
       app_(app),
       ctx_(*this),
-      store_(std::make_unique<DataStore>(config_.checkpoint)),
+      store_(StoreAccess::make(config_.checkpoint)),
       comms_(*this),
       recorder_(report_),
       app_rebuilds_static_(app_rebuilds_static) {
@@ -245,7 +245,7 @@ void Runtime::checkpoint(std::int64_t iteration) {
 }
 
 void Runtime::record_committed() {
-  auto st = store_->take_committed();
+  auto st = StoreAccess::take_committed(*store_);
   if (!st) return;
   recorder_.committed(*st);
   // What the commit cost the app in all, for the automatic interval.
@@ -258,7 +258,7 @@ void Runtime::reached(std::int64_t iteration) {
   reached_ = std::max(reached_, iteration_);
   recorder_.resumed(iteration_);
   // Reinit's iteration point ends a step: an asynchronous commit moves on.
-  if (store_->progress()) record_committed();
+  if (StoreAccess::progress(*store_)) record_committed();
 }
 
 void Runtime::run_active() {
@@ -268,7 +268,7 @@ void Runtime::run_active() {
     StepsTimer timer(recorder_);
     steps(timer);
     const double tf0 = now();
-    store_->flush();  // the last commit in flight: committed before the end
+    StoreAccess::flush(*store_);  // the last commit in flight: committed before the end
     record_committed();
     timer.checkpointed(now() - tf0);
   }
@@ -302,16 +302,18 @@ void Runtime::prepare() {
 
 bool Runtime::resize() {
   // resize() re-runs the app's registrations (setup), so what the old
-  // decomposition registered goes: derived comms and failure callbacks.
+  // decomposition registered goes: derived comms, failure callbacks and the
+  // store's members.
   comms_.drop_registrations();
+  StoreAccess::clear(*store_);
   fault_point(Phase::restore);
   const double t = now();
-  store_->take_resized_restore();  // an earlier attempt's
+  StoreAccess::take_resized_restore(*store_);  // an earlier attempt's
   iteration_ = app_.resize(ctx_);
   stage_ = Stage::steps;
   // An app that re-decomposes its checkpoint (DataStore::restore_resized)
   // resumes at its iteration; the default resize() starts again at 0.
-  const std::optional<CheckpointStats> st = store_->take_resized_restore();
+  const std::optional<CheckpointStats> st = StoreAccess::take_resized_restore(*store_);
   bool restored = st && st->iteration == iteration_;
   // Static members describe the old decomposition: none was given back.
   std::vector<int> everyone(static_cast<std::size_t>(logical_size()));
@@ -362,7 +364,7 @@ std::optional<std::int64_t> Runtime::restore_at_start() {
   const bool may_restore = recoveries_ > 0 || (ck.hdf5.restart && (ck.hdf5.every > 0 || ck.node.every > 0));
   if (!may_restore) return std::nullopt;
   try {
-    return store_->restore();
+    return StoreAccess::restore(*store_);
   } catch (const CheckpointLost&) {
     record_start(CheckpointLevel::none, 0);  // what it passed over, in the report of the job it ends
     throw;
@@ -468,7 +470,7 @@ bool Runtime::rebuild_statics(const std::vector<int>& lost, const std::string& w
 std::optional<std::int64_t> Runtime::restore_checkpoint() {
   restore_fault_point();
   const double t = now();
-  std::optional<std::int64_t> it = store_->restore();
+  std::optional<std::int64_t> it = StoreAccess::restore(*store_);
   if (it && !rebuild_statics()) it.reset();  // restart: the resilient function starts afresh
   recorder_.restored(now() - t, it.value_or(0), it ? store_->last_restore_level() : CheckpointLevel::none);
   if (it) iteration_ = *it;
@@ -492,7 +494,7 @@ void Runtime::steps(StepsTimer& timer) {
     if (comms_.revoked_unseen()) unchecked_failure();
     if (first) {
       recorder_.resumed(iteration_);
-      store_->start_reprotection();
+      StoreAccess::start_reprotection(*store_);
       // After the resume, not on the repair's path: the record grows with
       // the run (a progress entry per step). Every rank has finished the
       // step's collectives, so the donor and the recipients meet here.
@@ -502,7 +504,7 @@ void Runtime::steps(StepsTimer& timer) {
     ++iteration_;
     reached_ = std::max(reached_, iteration_);
     // An asynchronous commit moves on (its snapshot must end with this step).
-    if (store_->progress()) record_committed();
+    if (StoreAccess::progress(*store_)) record_committed();
     if (logical_rank() == 0) progress_.step(iteration_, now(), first);
     first = false;
     report_.add_progress(recorder_.since_start(), iteration_);

@@ -16,6 +16,7 @@
 #include <fx/log.hpp>
 #include <fx/recovery/ulfm.hpp>
 #include <fx/tryblock.hpp>
+#include <fx/recovery/comm_access.hpp>
 
 #include <fmt/format.h>
 
@@ -167,7 +168,7 @@ void note_rc(TryFrame& f, int rc, const char* what) {
     f.suspect = true;
     if (f.rt.failing())
       f.failure_seen = true;
-    else if (!f.state.revoked_by_me.count(f.comm.slot().get()))
+    else if (!f.state.revoked_by_me.count(CommAccess::slot(f.comm).get()))
       f.errors |= bit(TryError::timeout);
   } else {
     log::warn("TryBlock '{}': {} returned {}", f.name, what, ulfm::error_name(rc));
@@ -238,7 +239,7 @@ Agreed agree_within(TryFrame& f, unsigned flag, double deadline) {
       // The agreement goes on; the late rank will find the comm revoked.
       log::debug("TryBlock '{}': deadline passed in the commit; revoking its communicator", f.name);
       ulfm::revoke(f.comm.raw());
-      f.state.revoked_by_me.insert(f.comm.slot().get());
+      f.state.revoked_by_me.insert(CommAccess::slot(f.comm).get());
       f.suspect = true;
       f.gave_up = true;
       revoked = true;
@@ -302,7 +303,7 @@ void check_arrival(TryFrame& f, bool probe) {
   }
   if (!comm_revoked(f.comm.raw())) return;
   f.suspect = true;
-  if (f.state.revoked_by_me.count(f.comm.slot().get())) return;
+  if (f.state.revoked_by_me.count(CommAccess::slot(f.comm).get())) return;
   if (f.rt.failing())
     f.failure_seen = true;
   else
@@ -317,7 +318,7 @@ void admit(TryFrame& f, bool sync) {
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     st.tag_slots = std::max(1, (flag && ub ? *ub : 32767) / TryScope::kMaxTag - 1);
   }
-  f.seq = st.admissions[f.comm.slot().get()]++;
+  f.seq = st.admissions[CommAccess::slot(f.comm).get()]++;
   f.tag_base = TryScope::kMaxTag * (1 + static_cast<int>(f.seq % static_cast<std::uint32_t>(st.tag_slots)));
   f.deadline = now() + f.timeout_s;
   if (!sync) return;
@@ -477,7 +478,7 @@ Decision decide(TryFrame& f) {
 
 // Same size, same order, a fresh context: what a timeout needs to go on.
 void rebuild(TryFrame& f) {
-  const std::shared_ptr<CommSlot>& slot = f.comm.slot();
+  const std::shared_ptr<CommSlot>& slot = CommAccess::slot(f.comm);
   MPI_Comm old = slot->raw;
   MPI_Comm fresh = MPI_COMM_NULL;
   int rc = MPI_SUCCESS;
@@ -499,7 +500,7 @@ void rebuild(TryFrame& f) {
   slot->raw = fresh;
   MPI_Comm_free(&old);
   f.state.revoked_by_me.erase(slot.get());
-  if (slot == f.ctx.comm().slot()) StoreAccess::set_comm(f.ctx.store(), f.ctx.comm());
+  if (slot == CommAccess::slot(f.ctx.comm())) StoreAccess::set_comm(f.ctx.store(), f.ctx.comm());
   log::debug("TryBlock '{}': communicator rebuilt after a revocation", f.name);
 }
 

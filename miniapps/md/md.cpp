@@ -112,7 +112,6 @@ class MdApp : public fx::ResilientApp {
   // rebuild step every atom lies in its old rank's sub-box). restored()
   // follows and rebuilds the rest.
   std::int64_t resize(fx::Context& ctx) override {
-    ctx.store().clear();
     setup(ctx);
     const Params& p = sim_->params();
     const miniapps::md::Domain dom = sim_->domain();

@@ -153,7 +153,6 @@ class MinifeApp : public fx::ResilientApp {
   // re-distributed by node (resize.hpp). Dot products now have other partial sums, so the iterates agree with
   // the failure-free run to rounding.
   std::int64_t resize(fx::Context& ctx) override {
-    ctx.store().clear();
     setup(ctx);
     cg_->assemble();
     pack_rows();

@@ -60,7 +60,6 @@ class StencilApp : public fx::ResilientApp {
   // of the old ranks whose blocks overlap this rank's new block. The Jacobi
   // update is pointwise, so the run continues bitwise as without failures.
   std::int64_t resize(fx::Context& ctx) override {
-    ctx.store().clear();
     setup(ctx);
     const auto& b = solver_->block();
     const miniapps::stencil::Field u = *solver_->current();

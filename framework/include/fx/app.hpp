@@ -60,12 +60,13 @@ class ResilientApp {
   /// \param ctx this process's view of fx (the same object for the whole run)
   virtual void finish(Context& ctx) { (void)ctx; }
   /// Spares ran out under the shrink policy: ctx.size() is smaller now.
-  /// Re-decompose and return the iteration to resume at. Derived comms and
-  /// failure callbacks of the old decomposition are dropped before this runs,
-  /// so register them again. ctx.store().restore_resized() hands over the
-  /// last checkpoint as the old ranks wrote it (README: "the resize()
-  /// protocol"); return its iteration. The default starts again from scratch: store
-  /// registrations cleared, setup + initialize, iteration 0.
+  /// Re-decompose and return the iteration to resume at. Derived comms,
+  /// failure callbacks and the store's registrations of the old
+  /// decomposition are dropped before this runs, so register them again
+  /// (setup()). ctx.store().restore_resized() hands over the last checkpoint
+  /// as the old ranks wrote it (README: "the resize() protocol"); return its
+  /// iteration. The default starts again from scratch: setup + initialize,
+  /// iteration 0.
   /// \param ctx this process's view of fx (the same object for the whole run)
   /// \return the iteration the next step runs, the same on every rank
   virtual std::int64_t resize(Context& ctx);

@@ -40,10 +40,6 @@ struct TryState;
 /// What an application sees of fx. Handed to every ResilientApp hook.
 class Context {
  public:
-  /// Made by the runtime, which hands it to the app's hooks.
-  /// \param rt the runtime, referenced for the context's lifetime
-  explicit Context(detail::Runtime& rt) : rt_(rt) {}
-
   /// The logical communicator: size() ranks numbered 0..size()-1, the same
   /// numbering after every repair.
   /// \return the runtime's handle, which follows the rebuilt communicator after a repair
@@ -173,6 +169,8 @@ class Context {
 
  private:
   friend struct detail::ContextAccess;  ///< TryBlocks and Reinit reach the runtime
+  friend class detail::Runtime;        ///< makes it and hands it to the app's hooks
+  explicit Context(detail::Runtime& rt) : rt_(rt) {}
   detail::Runtime& rt_;
   std::shared_ptr<detail::TryState> try_state_;
 };

@@ -37,6 +37,7 @@ struct CallSite {
 
 namespace detail {
 
+struct CommAccess;
 [[noreturn]] void throw_count_too_large(const char* call, std::size_t count, const char* type, CallSite site);
 
 /// Implemented by the runtime: called once per failed call, before the throw.
@@ -123,13 +124,11 @@ class Request {
 class Comm {
  public:
   Comm() = default;
-  /// An untracked communicator (no repair follows it).
+  /// An untracked communicator: no repair follows it, and a failed call
+  /// throws without revoking anything first (a communicator fx knows comes
+  /// from Context::comm(), split() or dup()).
   /// \param raw the MPI communicator; not owned (never freed through a Comm)
-  /// \param handler told of each failed call before the throw; not owned; null: none
-  Comm(MPI_Comm raw, detail::FailureHandler* handler);
-  /// A tracked communicator: it follows `slot`, which the runtime swaps after a repair.
-  /// \param slot shared with the runtime and with every copy of this Comm
-  explicit Comm(std::shared_ptr<detail::CommSlot> slot) : slot_(std::move(slot)) {}
+  explicit Comm(MPI_Comm raw) : Comm(raw, nullptr) {}
 
   /// The MPI communicator now.
   /// \return the current one (another after a repair); MPI_COMM_NULL for a default Comm
@@ -333,14 +332,16 @@ class Comm {
   /// \throws MpiError when MPI fails for another reason
   int agree(int flag) const;
 
-  /// The handler its failures are reported to (null: none).
-  /// \return the runtime's handler (not owned), or nullptr
-  detail::FailureHandler* handler() const { return slot_ ? slot_->handler : nullptr; }
-  /// The slot it follows (shared by its copies).
-  /// \return the shared slot; null for a default Comm
-  const std::shared_ptr<detail::CommSlot>& slot() const { return slot_; }
 
  private:
+  // The runtime's alone, through detail::CommAccess (recovery/private): a
+  // Comm reporting to its failure handler, one following a slot it swaps
+  // after a repair, and those two.
+  friend struct detail::CommAccess;
+  Comm(MPI_Comm raw, detail::FailureHandler* handler);
+  explicit Comm(std::shared_ptr<detail::CommSlot> slot) : slot_(std::move(slot)) {}
+  detail::FailureHandler* handler() const { return slot_ ? slot_->handler : nullptr; }
+  const std::shared_ptr<detail::CommSlot>& slot() const { return slot_; }
   std::shared_ptr<detail::CommSlot> slot_;
 };
 

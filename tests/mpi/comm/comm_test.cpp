@@ -8,7 +8,7 @@
 
 namespace {
 
-fx::Comm world() { return fx::Comm(MPI_COMM_WORLD, nullptr); }
+fx::Comm world() { return fx::Comm(MPI_COMM_WORLD); }
 
 TEST(Comm, CountAboveIntMaxIsRefusedWithTheCallersLine) {
   const fx::Comm c = world();

@@ -97,7 +97,6 @@ class ResizeApp : public fx::ResilientApp {
   }
 
   std::int64_t resize(fx::Context& ctx) override {
-    ctx.store().clear();
     setup(ctx);
     int old_size = 0;
     std::vector<std::uint64_t> accs;

@@ -85,7 +85,6 @@ class StaticApp : public fx::ResilientApp {
   std::int64_t resize(fx::Context& ctx) override {
     if (!resize_) return fx::ResilientApp::resize(ctx);
     resized_ = true;
-    ctx.store().clear();
     setup(ctx);
     const auto v = ctx.store().restore_resized(
         [&](const fx::PriorVersion&) { return std::vector<int>{ctx.rank()}; },

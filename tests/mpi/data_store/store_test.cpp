@@ -28,7 +28,7 @@ fx::Comm make_comm() {
   MPI_Comm c = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &c);
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-  return fx::Comm(c, nullptr);
+  return fx::Comm(c);
 }
 
 // Every rank's state: sizes differ per rank; one member is a strided View
@@ -83,7 +83,7 @@ struct Process {
   void start(const fx::CheckpointConfig& cfg, const fx::Comm& comm) {
     store.reset();
     state = std::make_unique<State>(comm.rank());
-    store = std::make_unique<fx::DataStore>(cfg);
+    store = fx::detail::StoreAccess::make(cfg);
     fx::detail::StoreAccess::set_comm(*store, comm);
     state->add_to(*store);
   }
@@ -157,7 +157,7 @@ fx::Member bomb_member(const bool& explode) {
 
 // The runtime's step hook, until the commit in flight is committed.
 void progress_until_committed(fx::DataStore& s) {
-  while (!s.progress()) {
+  while (!fx::detail::StoreAccess::progress(s)) {
   }
 }
 
@@ -172,22 +172,22 @@ TEST(DataStoreAsync, CommitFinishesInTheBackground) {
   EXPECT_TRUE(p.store->last_commit_stats().async);
   progress_until_committed(*p.store);
   EXPECT_EQ(p.store->committed_iteration(), 1);
-  const auto st = p.store->take_committed();
+  const auto st = fx::detail::StoreAccess::take_committed(*p.store);
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->iteration, 1);
   EXPECT_GE(st->committed_seconds, st->seconds);
-  EXPECT_FALSE(p.store->take_committed().has_value());  // handed out once
+  EXPECT_FALSE(fx::detail::StoreAccess::take_committed(*p.store).has_value());  // handed out once
 
   // The next commit finishes the one in flight first; flush() the last.
   p.commit(2);
   p.commit(3);
   EXPECT_EQ(p.store->committed_iteration(), 2);
-  p.store->flush();
+  fx::detail::StoreAccess::flush(*p.store);
   EXPECT_EQ(p.store->committed_iteration(), 3);
   const int victim = 1 % n;
   p.repair(r == victim, memory_async(), comm);
   if (r != victim) p.state->fill(9);
-  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 }
 
@@ -208,14 +208,14 @@ TEST_P(DataStoreCopier, SnapshotDuringNextStepHoldsTheCommittedState) {
   p.store->set_snapshot("field", fx::Snapshot::during_next_step);
   EXPECT_THROW(p.store->set_snapshot("nope", fx::Snapshot::during_next_step), fx::UsageError);
   p.commit(4);
-  p.store->progress();  // the end of the next step
+  fx::detail::StoreAccess::progress(*p.store);  // the end of the next step
   p.state->fill(5);     // the step after writes the member
-  p.store->flush();
+  fx::detail::StoreAccess::flush(*p.store);
   EXPECT_EQ(p.store->committed_iteration(), 4);
   const int victim = (n - 1) % n;
   p.repair(r == victim, cfg, comm);
   if (r != victim) p.state->fill(9);
-  EXPECT_EQ(p.store->restore(), 4);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 4);
   EXPECT_TRUE(all_true(p.state->matches(4)));
 }
 INSTANTIATE_TEST_SUITE_P(Copiers, DataStoreCopier,
@@ -234,11 +234,11 @@ TEST(DataStoreAsync, AFailedSaveFailsTheCommitEverywhere) {
   p.commit(10);
   explode = r == 1;
   p.commit(20);  // finishes 10
-  EXPECT_THROW(p.store->flush(), fx::CheckpointError);
+  EXPECT_THROW(fx::detail::StoreAccess::flush(*p.store), fx::CheckpointError);
   EXPECT_EQ(p.store->committed_iteration(), 10);
   explode = false;
   p.state->fill(99);
-  EXPECT_EQ(p.store->restore(), 10);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 10);
   EXPECT_TRUE(all_true(p.state->matches(10)));
 }
 
@@ -251,12 +251,12 @@ TEST(DataStoreAsync, RepairWithACommitInFlight) {
   if (n < 2) GTEST_SKIP() << "needs a buddy";
   Process p(memory_async(), comm);
   p.commit(7);
-  p.store->flush();
+  fx::detail::StoreAccess::flush(*p.store);
   p.commit(8);  // in flight
   const int victim = 0;
   p.repair(r == victim, memory_async(), comm);
   if (r != victim) p.state->fill(9);
-  const auto it = p.store->restore();
+  const auto it = fx::detail::StoreAccess::restore(*p.store);
   ASSERT_TRUE(it.has_value());
   EXPECT_GE(*it, 7);
   EXPECT_TRUE(all_true(p.state->matches(*it)));
@@ -275,7 +275,7 @@ TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
   const int victim = 2 % n;
   p.repair(r == victim, memory_only(), comm);  // a recruited spare
   if (r != victim) p.state->fill(5);           // survivors moved on since the checkpoint
-  const auto it = p.store->restore();
+  const auto it = fx::detail::StoreAccess::restore(*p.store);
   ASSERT_TRUE(it.has_value());
   EXPECT_EQ(*it, 3);
   EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
@@ -283,17 +283,17 @@ TEST(DataStoreBuddy, FreshRankGetsBitIdenticalDataFromItsBuddy) {
 
   // The recovered rank got the buddy copy it must hold back (in the
   // background): now its ward loses everything and restores through it.
-  p.store->flush();
+  fx::detail::StoreAccess::flush(*p.store);
   const int ward = (victim + n - 1) % n;
   p.repair(r == ward, memory_only(), comm);
   if (r != ward) p.state->fill(6);
-  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 
   // And checkpoints go on from there.
   p.commit(4);
   p.repair(r == victim, memory_only(), comm);
-  EXPECT_EQ(p.store->restore(), 4);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 4);
   EXPECT_TRUE(all_true(p.state->matches(4)));
 }
 
@@ -310,7 +310,7 @@ TEST(DataStoreBuddy, FreshRankGetsALargeMemberStraightIntoItsMemory) {
   };
   const std::size_t words = (std::size_t{10} << 20) / 8 + 12345 + static_cast<std::size_t>(r);
   auto big = std::make_unique<std::vector<std::uint64_t>>(words);
-  auto store = std::make_unique<fx::DataStore>(memory_only());
+  auto store = fx::detail::StoreAccess::make(memory_only());
   fx::detail::StoreAccess::set_comm(*store, comm);
   store->add("big", *big);
   fill(*big, 7);
@@ -319,14 +319,14 @@ TEST(DataStoreBuddy, FreshRankGetsALargeMemberStraightIntoItsMemory) {
   if (r == victim) {  // a recruited spare: new memory, a new store
     store.reset();
     big = std::make_unique<std::vector<std::uint64_t>>(words);
-    store = std::make_unique<fx::DataStore>(memory_only());
+    store = fx::detail::StoreAccess::make(memory_only());
     fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("big", *big);
   } else {
     fill(*big, 8);  // moved on since the checkpoint
     fx::detail::StoreAccess::set_comm(*store, comm);
   }
-  EXPECT_EQ(store->restore(), 7);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*store), 7);
   std::vector<std::uint64_t> want(words);
   fill(want, 7);
   EXPECT_TRUE(all_true(*big == want));
@@ -390,29 +390,29 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
     fx::CheckpointConfig cfg = async ? memory_async() : memory_only();
     cfg.memory.copier = GetParam();
     auto state = std::make_unique<DeviceState>(r);
-    auto store = std::make_unique<fx::DataStore>(cfg);
+    auto store = fx::detail::StoreAccess::make(cfg);
     fx::detail::StoreAccess::set_comm(*store, comm);
     state->add_to(*store);
     state->fill(6);
     store->commit(6);
-    store->progress();  // the next step's end: the device copy has landed
+    fx::detail::StoreAccess::progress(*store);  // the next step's end: the device copy has landed
     state->fill(7);     // the step after it rewrites the members
-    store->flush();
+    fx::detail::StoreAccess::flush(*store);
     EXPECT_EQ(store->committed_iteration(), 6);
     const int victim = async ? n - 1 : 1;
     if (r == victim) {  // a recruited spare: fresh device memory, a new store
       store.reset();
       state = std::make_unique<DeviceState>(r);
-      store = std::make_unique<fx::DataStore>(cfg);
+      store = fx::detail::StoreAccess::make(cfg);
       state->add_to(*store);
     }
     fx::detail::StoreAccess::set_comm(*store, comm);
-    EXPECT_EQ(store->restore(), 6);
+    EXPECT_EQ(fx::detail::StoreAccess::restore(*store), 6);
     EXPECT_TRUE(all_true(state->matches(6))) << (async ? "async" : "sync");
     // The restored rank checkpoints again from its new memory.
     state->fill(8);
     store->commit(8);
-    store->flush();
+    fx::detail::StoreAccess::flush(*store);
     EXPECT_EQ(store->committed_iteration(), 8);
   }
 }
@@ -438,14 +438,14 @@ TEST(DataStoreBuddy, DepthAndAFailedCommitKeepThePreviousVersion) {
   EXPECT_EQ(p.store->committed_iteration(), 55);
   explode = false;
   p.state->fill(99);
-  EXPECT_EQ(p.store->restore(), 55);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 55);
   EXPECT_TRUE(all_true(p.state->matches(55)));
 
   // Restoring rolls back; committing the same iteration again replaces it.
   p.commit(60);
   p.commit(70);
   p.state->fill(71);
-  EXPECT_EQ(p.store->restore(), 70);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 70);
   EXPECT_TRUE(all_true(p.state->matches(70)));
 }
 
@@ -457,7 +457,7 @@ TEST(DataStoreBuddy, DistanceTwo) {
   Process p(cfg, comm);
   p.commit(7);
   p.repair(comm.rank() == 0, cfg, comm);
-  EXPECT_EQ(p.store->restore(), 7);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 7);
   EXPECT_TRUE(all_true(p.state->matches(7)));
 }
 
@@ -473,13 +473,13 @@ TEST(DataStoreParity, OneRankPerGroupIsRebuiltFromParity) {
   for (int victim : {1 % n, (n - 1) % n}) {
     p.repair(comm.rank() == victim, cfg, comm);
     if (comm.rank() != victim) p.state->fill(9);
-    EXPECT_EQ(p.store->restore(), 2);
+    EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 2);
     EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
     EXPECT_TRUE(all_true(p.state->matches(2))) << "victim " << victim;
   }
   p.commit(3);
   p.repair(comm.rank() == 0, cfg, comm);
-  EXPECT_EQ(p.store->restore(), 3);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 }
 
@@ -508,12 +508,12 @@ TEST(DataStoreHdf5, RankAndBuddyLostFallsBackToDisk) {
   EXPECT_EQ(p.store->last_commit_stats().level, fx::CheckpointLevel::memory);
   p.repair(comm.rank() == 1 || comm.rank() == 2, cfg, comm);  // rank 2 held rank 1's copy
   if (comm.rank() != 1 && comm.rank() != 2) p.state->fill(33);
-  EXPECT_EQ(p.store->restore(), 20);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 20);
   EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(p.state->matches(20)));
   // Memory redundancy is re-created at once: a single loss now comes back from memory.
   p.repair(comm.rank() == 0, cfg, comm);
-  EXPECT_EQ(p.store->restore(), 20);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 20);
   EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
   EXPECT_TRUE(all_true(p.state->matches(20)));
 }
@@ -544,7 +544,7 @@ TEST(DataStoreHdf5, ColdRestartAfterACleanStop) {
     EXPECT_EQ(dirs, 3);
   }
   Process fresh(cfg, comm);
-  EXPECT_EQ(fresh.store->restore(), 4);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*fresh.store), 4);
   EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(fresh.state->matches(4)));
   fresh.commit(5);
@@ -581,7 +581,7 @@ TEST(DataStoreHdf5, DamagedVersionsAreSkipped) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   Process fresh(cfg, comm);
-  EXPECT_EQ(fresh.store->restore(), n > 1 ? 1 : 2);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*fresh.store), n > 1 ? 1 : 2);
   EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::hdf5);
   EXPECT_TRUE(all_true(fresh.state->matches(n > 1 ? 1 : 2)));
   MPI_Barrier(MPI_COMM_WORLD);
@@ -604,10 +604,10 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
     auto stop = cfg;
     stop.hdf5.on_unusable = fx::UnusablePolicy::stop;
     Process strict(stop, comm);
-    EXPECT_THROW(strict.store->restore(), fx::CheckpointError);  // the version left where it was
+    EXPECT_THROW(fx::detail::StoreAccess::restore(*strict.store), fx::CheckpointError);  // the version left where it was
   }
   Process fresh(cfg, comm);
-  EXPECT_FALSE(fresh.store->restore().has_value());
+  EXPECT_FALSE(fx::detail::StoreAccess::restore(*fresh.store).has_value());
   EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
   MPI_Barrier(MPI_COMM_WORLD);
   if (comm.rank() == 0) {  // failed its checks: aside, never written over in place
@@ -618,7 +618,7 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
 
 // restore() brings back iteration `it` from `level`, bit for bit on every rank.
 void expect_restore(Process& p, std::int64_t it, fx::CheckpointLevel level) {
-  EXPECT_EQ(p.store->restore(), it);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), it);
   EXPECT_EQ(p.store->last_restore_level(), level);
   EXPECT_TRUE(all_true(p.state->matches(it)));
 }
@@ -781,7 +781,7 @@ TEST(DataStoreNode, NewerDiskVersionWinsAndNothingLeftStartsFresh) {
   if (comm.rank() == 0) fs::remove_all(node_version(dir.path, 3).parent_path());
   MPI_Barrier(MPI_COMM_WORLD);
   Process fresh(cfg, comm);
-  EXPECT_FALSE(fresh.store->restore().has_value());
+  EXPECT_FALSE(fx::detail::StoreAccess::restore(*fresh.store).has_value());
   EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
 }
 
@@ -802,24 +802,26 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   fx::ulfm::revoke(revoked.raw());
   auto agreed_restore = [&](fx::DataStore& s, int facts) {
     StoreAccess::agreed(s, facts);
-    return s.restore();
+    return fx::detail::StoreAccess::restore(s);
   };
 
   // Cold (memory only, hdf5.restart off): nothing anywhere is enough.
-  fx::DataStore cold(memory_only());
+  auto cold_owned = fx::detail::StoreAccess::make(memory_only());
+  fx::DataStore& cold = *cold_owned;
   fx::detail::StoreAccess::set_comm(cold, revoked);
   EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kUnused);
   EXPECT_FALSE(agreed_restore(cold, StoreAccess::kUnused).has_value());
   EXPECT_FALSE(cold.last_restore_stats().lost);
   EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kNothing);                         // restored before
-  EXPECT_THROW(cold.restore(), fx::ProcessFailure);                                   // used once
+  EXPECT_THROW(fx::detail::StoreAccess::restore(cold), fx::ProcessFailure);                                   // used once
   EXPECT_THROW(agreed_restore(cold, StoreAccess::kNotRestored), fx::ProcessFailure);  // a version somewhere
   StoreAccess::agreed(cold, StoreAccess::kUnused);
   fx::detail::StoreAccess::set_comm(cold, revoked);
-  EXPECT_THROW(cold.restore(), fx::ProcessFailure);
+  EXPECT_THROW(fx::detail::StoreAccess::restore(cold), fx::ProcessFailure);
 
   // Storage that a fresh start reads: only once some rank has restored.
-  fx::DataStore warm(with_node(dir.path));
+  auto warm_owned = fx::detail::StoreAccess::make(with_node(dir.path));
+  fx::DataStore& warm = *warm_owned;
   fx::detail::StoreAccess::set_comm(warm, revoked);
   EXPECT_THROW(agreed_restore(warm, StoreAccess::kUnused), fx::ProcessFailure);
   EXPECT_FALSE(agreed_restore(warm, StoreAccess::kNothing).has_value());
@@ -829,7 +831,7 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   StoreAccess::agreed(*p.store, StoreAccess::kUnused);
   p.commit(1);
   EXPECT_EQ(StoreAccess::facts(*p.store), StoreAccess::kNotRestored);
-  EXPECT_EQ(p.store->restore(), 1);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 1);
   EXPECT_EQ(StoreAccess::facts(*p.store), 0);
 }
 

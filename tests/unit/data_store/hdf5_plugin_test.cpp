@@ -2,6 +2,7 @@
 // Debian HDF5's curl/TLS dependencies); one with it loads the plugin at
 // construction, so a missing plugin is an error at start.
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -21,13 +22,13 @@ TEST(Hdf5Plugin, LoadedOnlyWithTheHdf5Level) {
   fx::CheckpointConfig off;
   off.hdf5.every = 0;
   off.hdf5.restart = true;  // a restart alone loads it only when a version is there to read
-  fx::DataStore without(off);
+  const auto without = fx::detail::StoreAccess::make(off);
   EXPECT_FALSE(mapped("libhdf5"));
   EXPECT_FALSE(mapped("libfx_hdf5"));
 #if FX_DATA_STORE_HDF5
   fx::CheckpointConfig on;
   on.hdf5.every = 1;
-  fx::DataStore with(on);
+  const auto with = fx::detail::StoreAccess::make(on);
   EXPECT_TRUE(mapped("libfx_hdf5"));
   EXPECT_TRUE(mapped("libhdf5"));
 #endif

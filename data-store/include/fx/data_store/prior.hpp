@@ -36,15 +36,13 @@ struct PriorMember {
 
 namespace detail {
 struct PriorImage;
-}
+struct StoreAccess;
+}  // namespace detail
 
 /// An old logical rank's image of the prior version: read-only, checksums
 /// verified, valid only during the callback that receives it.
 class PriorPiece {
  public:
-  /// Made by the store for each wanted old rank and handed to PriorUse.
-  /// \param image the store's checked image of one old rank; referenced, not copied
-  explicit PriorPiece(const detail::PriorImage& image) : image_(image) {}
   /// Old logical rank.
   /// \return the rank in the old decomposition, 0..old_size()-1
   int rank() const;
@@ -91,6 +89,10 @@ class PriorPiece {
   }
 
  private:
+  // Made by the store for each wanted old rank (detail::StoreAccess::piece),
+  // referencing its checked image.
+  friend struct detail::StoreAccess;
+  explicit PriorPiece(const detail::PriorImage& image) : image_(image) {}
   PriorMember typed(const std::string& name, const std::string& type, std::size_t element) const;
   [[noreturn]] void not_scalar(const std::string& name, std::size_t count) const;
   const detail::PriorImage& image_;

@@ -96,11 +96,6 @@ enum class StorePoint { commit_begin, commit_save, commit_posted, commit_agree, 
 /// every rank of one communicator (see the file's description for the levels).
 class DataStore {
  public:
-  /// A store with these settings; set_comm() gives it its communicator.
-  /// \param options the `checkpoint:` settings (fx::Config::checkpoint), copied
-  /// \throws CheckpointError for a parity group of fewer than 2 ranks, or with the HDF5 level
-  ///   on (hdf5.every > 0) when fx's HDF5 plugin cannot be loaded
-  explicit DataStore(CheckpointConfig options = {});
   ~DataStore();
   DataStore(const DataStore&) = delete;
   DataStore& operator=(const DataStore&) = delete;
@@ -164,14 +159,17 @@ class DataStore {
   /// \throws UsageError for a static member's name registered twice
   void add_static_member(StaticMember m);
   /// The static members, in registration order.
-  /// \return the store's list, valid until the next registration or clear()
+  /// \return the store's list, valid until the next registration
   const std::vector<StaticMember>& static_members() const { return statics_; }
-  void clear();  ///< every registration, static ones too
+  /// Drop every registration, static ones too. The runtime does it before
+  /// ResilientApp::resize() and after a Reinit function returns.
+  [[deprecated("the runtime clears the registrations before resize(): remove the call (CHANGELOG)")]]
+  void clear() { clear_registrations(); }
   /// Whether no member is registered (static members aside).
   /// \return true when members() is empty
   bool empty() const { return members_.empty(); }
   /// The members, in registration order.
-  /// \return the store's list, valid until the next registration or clear()
+  /// \return the store's list, valid until the next registration
   const std::vector<Member>& members() const { return members_; }
   /// Registered bytes on this rank.
   /// \return the sum of the members' sizes, a resizable member's at its extents now (static
@@ -196,37 +194,6 @@ class DataStore {
   /// \throws MpiError when an MPI call fails for another reason
   /// \throws UsageError on a store without a communicator (one the application made itself)
   void commit(std::int64_t iteration);
-  /// Move an asynchronous commit on (not collective, never blocks on peers):
-  /// waits for the snapshot of during_next_step members (call it when the
-  /// step after the commit has ended), tests the exchange, then posts and
-  /// tests the agreement. Returns true when it committed the version
-  /// (take_committed() then has its stats).
-  /// \return true when this call committed the version; false when none is in flight or it
-  ///   is not done yet
-  /// \throws ProcessFailure if a peer died
-  /// \throws CheckpointError when the agreement says some rank could not take its part; the
-  ///   previous version stays the committed one
-  /// \throws MpiError when an MPI call fails for another reason
-  bool progress();
-  /// The stats of an asynchronous commit that became committed since the
-  /// last call, handed out once.
-  /// \return its stats, or std::nullopt when none became committed since
-  std::optional<CheckpointStats> take_committed() { return std::exchange(committed_async_, std::nullopt); }
-  /// Collective after a repair (or at start): restore the newest version
-  /// every rank can get (own memory, buddy or parity, then node-local
-  /// storage or HDF5, the newer first). Returns its iteration, or nullopt
-  /// when there is none (fresh start; see CheckpointStats::other_size for a
-  /// version of another job size). A version that fails its checks is
-  /// passed over (CheckpointStats::skipped), not thrown.
-  /// \return the iteration of the version restored: the next step to run; std::nullopt when
-  ///   there is none (the same on every rank)
-  /// \throws ProcessFailure when a process fails during it; call it again after the next repair
-  /// \throws CheckpointLost when versions exist in storage but none is usable and
-  ///   checkpoint.node or checkpoint.hdf5's on_unusable is `stop`
-  /// \throws CheckpointError when a static member's bytes received are not whole elements
-  /// \throws MpiError when an MPI call fails for another reason
-  /// \throws UsageError on a store without a communicator (one the application made itself)
-  std::optional<std::int64_t> restore();
   /// The iteration of the newest version committed or restored here;
   /// nullopt when there is none.
   /// \return that iteration, or std::nullopt
@@ -257,31 +224,16 @@ class DataStore {
   /// \throws ProcessFailure on a failure (call again after the repair)
   /// \throws MpiError when an MPI call fails for another reason
   std::optional<PriorVersion> restore_resized(const PriorWants& wants, const PriorUse& use);
-  /// What the last restore_resized() restored (its stats), handed out once:
-  /// the runtime reports the iteration and level a resize resumed from.
-  /// \return its stats, or std::nullopt when none was restored since the last call
-  std::optional<CheckpointStats> take_resized_restore() {
-    return std::exchange(resized_restore_, std::nullopt);
-  }
 
-  /// Post the re-protection restore() plans for after the app has resumed
-  /// (the buddy copies a failure took, static ones included, and a
-  /// recovered rank's own copy of the version) and return; MPI moves them
-  /// during the app's next steps, not in the restore's last calls on the
-  /// recovered rank's time. Not collective: each rank posts its part. The
-  /// runtime calls it after the first step; flush() does it when nobody did.
+
+  /// Wait for an asynchronous commit in flight (collective then) and the
+  /// re-protection after a restore. The runtime does it at the end of the run
+  /// and before each commit and restore.
   /// \throws ProcessFailure if a peer died
+  /// \throws CheckpointError when the commit in flight failed on some rank
   /// \throws MpiError when an MPI call fails for another reason
-  void start_reprotection();
-  /// Wait for the re-protection restore() planned (posting it first when
-  /// start_reprotection() was not called) and for an asynchronous commit in
-  /// flight (its agreement: collective then). commit() and restore() do it
-  /// first themselves.
-  /// \throws ProcessFailure if a peer died
-  /// \throws CheckpointError when the commit in flight failed on some rank (the previous
-  ///   version stays the committed one)
-  /// \throws MpiError when an MPI call fails for another reason
-  void flush();
+  [[deprecated("the runtime finishes commits itself: remove the call (CHANGELOG)")]]
+  void flush() { wait_pending(); }
 
   /// The buddy distance chosen for the hosts of this communicator (0: the
   /// parity scheme, or unknown before the first commit or restore on it).
@@ -303,6 +255,17 @@ class DataStore {
   // The runtime's alone, through detail::StoreAccess (set_comm, revoke,
   // set_fault_hook): an application never sets the store's communicator.
   friend struct detail::StoreAccess;
+
+  // The runtime's steps, through detail::StoreAccess (store_access.hpp has
+  // what each does): made by it, restored, moved on, flushed.
+  explicit DataStore(CheckpointConfig options);
+  std::optional<std::int64_t> restore();
+  bool progress();
+  std::optional<CheckpointStats> take_committed() { return std::exchange(committed_async_, std::nullopt); }
+  std::optional<CheckpointStats> take_resized_restore() { return std::exchange(resized_restore_, std::nullopt); }
+  void start_reprotection();
+  void wait_pending();
+  void clear_registrations();
   // The logical app communicator; set again by the runtime after each
   // repair, on every rank of it. Not collective itself: the store talks on
   // its own duplicate of `comm`, made by the next collective call (every

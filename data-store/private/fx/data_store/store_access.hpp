@@ -4,6 +4,8 @@
 // data-less restore() after a repair needs no collective of its own.
 #include <fx/data_store/store.hpp>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,48 @@ namespace fx::detail {
 struct StoreAccess {
   // The store's internals (data-store/src/store_impl.hpp), for its parts.
   using Impl = DataStore::Impl;
+  // A store with these settings; set_comm() gives it its communicator.
+  // Throws CheckpointError for a parity group of fewer than 2 ranks, or with
+  // the HDF5 level on when fx's HDF5 plugin cannot be loaded.
+  static std::unique_ptr<DataStore> make(CheckpointConfig options = {}) {
+    return std::unique_ptr<DataStore>(new DataStore(std::move(options)));
+  }
+  // Collective after a repair (or at start): restore the newest version
+  // every rank can get (own memory, buddy or parity, then node-local
+  // storage or HDF5, the newer first); its iteration, or nullopt when there
+  // is none (a fresh start; CheckpointStats::other_size: a version of
+  // another job size). A version failing its checks is passed over
+  // (CheckpointStats::skipped). Throws ProcessFailure on a failure (call it
+  // again after the next repair), CheckpointLost when nothing is usable and
+  // a level's on_unusable is 'stop'.
+  static std::optional<std::int64_t> restore(DataStore& store) { return store.restore(); }
+  // Move an asynchronous commit on (not collective, never blocks on peers):
+  // waits for the snapshot of during_next_step members (after the step
+  // following the commit), tests the exchange, posts and tests the
+  // agreement. True when this call committed the version (take_committed()
+  // then has its stats). Throws ProcessFailure if a peer died.
+  static bool progress(DataStore& store) { return store.progress(); }
+  // The stats of an asynchronous commit committed since the last call, once.
+  static std::optional<CheckpointStats> take_committed(DataStore& store) { return store.take_committed(); }
+  // What the last restore_resized() restored, once: the runtime reports the
+  // iteration and level a resize resumed from.
+  static std::optional<CheckpointStats> take_resized_restore(DataStore& store) {
+    return store.take_resized_restore();
+  }
+  // Post the re-protection restore() planned (the buddy copies a failure
+  // took, static ones included, and a recovered rank's own copy) and
+  // return: MPI moves them during the app's next steps. Not collective. The
+  // runtime calls it after the first step; flush() does it when nobody did.
+  static void start_reprotection(DataStore& store) { store.start_reprotection(); }
+  // Wait for that re-protection (posting it first) and for an asynchronous
+  // commit in flight (its agreement: collective then). commit() and
+  // restore() do it first themselves. Throws ProcessFailure if a peer died.
+  static void flush(DataStore& store) { store.wait_pending(); }
+  // Old rank's checked image, as restore_resized() hands it to PriorUse.
+  static PriorPiece piece(const PriorImage& image) { return PriorPiece(image); }
+  // Every registration goes, static ones too (before resize(), after a
+  // Reinit function).
+  static void clear(DataStore& store) { store.clear_registrations(); }
   // DataStore::set_comm / revoke / set_fault_hook: the runtime's (and the
   // in-tree tests' and benchmarks'), not an application's.
   static void set_comm(DataStore& store, Comm comm) { store.set_comm(std::move(comm)); }
