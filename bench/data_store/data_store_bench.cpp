@@ -314,7 +314,7 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
   disk.hdf5.directory = (dir / "ckpt").string();
   {
     auto h5_owned = fx::detail::StoreAccess::make(disk);
-  fx::DataStore& h5 = *h5_owned;
+    fx::DataStore& h5 = *h5_owned;
     fx::detail::StoreAccess::set_comm(h5, comm);
     h5.add("state", state);
     std::int64_t k = 0;
@@ -347,7 +347,8 @@ Row measure(std::size_t mib, int reps, const fs::path& dir, const fx::Comm& comm
     std::vector<double> hr;
     Fresh cold;
     for (int i = 0; i < reps; ++i) {
-      hr.push_back(timed([&] { fx::detail::StoreAccess::restore(*cold.store); }, [&] { cold.start(disk, comm, n); }));
+      hr.push_back(
+          timed([&] { fx::detail::StoreAccess::restore(*cold.store); }, [&] { cold.start(disk, comm, n); }));
       if (cold.store->last_restore_level() != fx::CheckpointLevel::hdf5)
         throw std::runtime_error("HDF5 restore did not come from disk");
     }

@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     MPI_Comm dup = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    const fx::Comm comm(dup, nullptr);
+    const fx::Comm comm(dup);
     auto store = fx::detail::StoreAccess::make(cfg);
     fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", d);

@@ -3,8 +3,8 @@
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/log.hpp>
-#include <fx/recovery/ulfm.hpp>
 #include <fx/recovery/comm_access.hpp>
+#include <fx/recovery/ulfm.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,7 +1,7 @@
 #include "comm_registry.hpp"
 
-#include <fx/recovery/ulfm.hpp>
 #include <fx/recovery/comm_access.hpp>
+#include <fx/recovery/ulfm.hpp>
 
 #include <algorithm>
 

@@ -14,9 +14,9 @@
 #include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
+#include <fx/recovery/comm_access.hpp>
 #include <fx/recovery/ulfm.hpp>
 #include <fx/tryblock.hpp>
-#include <fx/recovery/comm_access.hpp>
 
 #include <fmt/format.h>
 

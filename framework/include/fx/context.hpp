@@ -169,7 +169,7 @@ class Context {
 
  private:
   friend struct detail::ContextAccess;  ///< TryBlocks and Reinit reach the runtime
-  friend class detail::Runtime;        ///< makes it and hands it to the app's hooks
+  friend class detail::Runtime;         ///< makes it and hands it to the app's hooks
   explicit Context(detail::Runtime& rt) : rt_(rt) {}
   detail::Runtime& rt_;
   std::shared_ptr<detail::TryState> try_state_;

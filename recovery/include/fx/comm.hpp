@@ -332,7 +332,6 @@ class Comm {
   /// \throws MpiError when MPI fails for another reason
   int agree(int flag) const;
 
-
  private:
   // The runtime's alone, through detail::CommAccess (recovery/private): a
   // Comm reporting to its failure handler, one following a slot it swaps

@@ -63,7 +63,8 @@ static_assert(can_commit<fx::DataStore>::value && can_restore_resized<fx::DataSt
 static_assert(!std::is_constructible_v<fx::DataStore> &&
                   !std::is_constructible_v<fx::DataStore, fx::CheckpointConfig>,
               "an application can make a DataStore");
-static_assert(!std::is_constructible_v<fx::Context, fx::detail::Runtime&>, "an application can make a Context");
+static_assert(!std::is_constructible_v<fx::Context, fx::detail::Runtime&>,
+              "an application can make a Context");
 static_assert(!std::is_constructible_v<fx::PriorPiece, const fx::detail::PriorImage&>,
               "an application can make a PriorPiece");
 static_assert(!std::is_constructible_v<fx::Comm, MPI_Comm, fx::detail::FailureHandler*> &&

@@ -209,7 +209,7 @@ TEST_P(DataStoreCopier, SnapshotDuringNextStepHoldsTheCommittedState) {
   EXPECT_THROW(p.store->set_snapshot("nope", fx::Snapshot::during_next_step), fx::UsageError);
   p.commit(4);
   fx::detail::StoreAccess::progress(*p.store);  // the end of the next step
-  p.state->fill(5);     // the step after writes the member
+  p.state->fill(5);                             // the step after writes the member
   fx::detail::StoreAccess::flush(*p.store);
   EXPECT_EQ(p.store->committed_iteration(), 4);
   const int victim = (n - 1) % n;
@@ -396,7 +396,7 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
     state->fill(6);
     store->commit(6);
     fx::detail::StoreAccess::progress(*store);  // the next step's end: the device copy has landed
-    state->fill(7);     // the step after it rewrites the members
+    state->fill(7);                             // the step after it rewrites the members
     fx::detail::StoreAccess::flush(*store);
     EXPECT_EQ(store->committed_iteration(), 6);
     const int victim = async ? n - 1 : 1;
@@ -604,7 +604,8 @@ TEST(DataStoreHdf5, NothingUsableStartsFreshOrStops) {
     auto stop = cfg;
     stop.hdf5.on_unusable = fx::UnusablePolicy::stop;
     Process strict(stop, comm);
-    EXPECT_THROW(fx::detail::StoreAccess::restore(*strict.store), fx::CheckpointError);  // the version left where it was
+    EXPECT_THROW(fx::detail::StoreAccess::restore(*strict.store),
+                 fx::CheckpointError);  // the version left where it was
   }
   Process fresh(cfg, comm);
   EXPECT_FALSE(fx::detail::StoreAccess::restore(*fresh.store).has_value());
@@ -813,7 +814,7 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   EXPECT_FALSE(agreed_restore(cold, StoreAccess::kUnused).has_value());
   EXPECT_FALSE(cold.last_restore_stats().lost);
   EXPECT_EQ(StoreAccess::facts(cold), StoreAccess::kNothing);                         // restored before
-  EXPECT_THROW(fx::detail::StoreAccess::restore(cold), fx::ProcessFailure);                                   // used once
+  EXPECT_THROW(fx::detail::StoreAccess::restore(cold), fx::ProcessFailure);           // used once
   EXPECT_THROW(agreed_restore(cold, StoreAccess::kNotRestored), fx::ProcessFailure);  // a version somewhere
   StoreAccess::agreed(cold, StoreAccess::kUnused);
   fx::detail::StoreAccess::set_comm(cold, revoked);

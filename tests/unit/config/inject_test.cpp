@@ -2,6 +2,7 @@
 // its seed, a spec fires once (a recovered rank never re-kills itself), and
 // real kills write their stamp first.
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/inject.hpp>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -294,7 +295,8 @@ TEST(Inject, BitflipOfAnUnknownMemberNamesTheSpec) {
   const auto cfg =
       load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 1, action: bitflip, member: v}\n");
   std::vector<double> u(4, 1.0);
-  fx::DataStore store;
+  const auto owned = fx::detail::StoreAccess::make();
+  fx::DataStore& store = *owned;
   store.add_member(double_member("u", u));
   Injector inj(cfg.inject, 0, 1, {});
   try {

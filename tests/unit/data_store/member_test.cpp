@@ -1,4 +1,5 @@
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -60,7 +61,8 @@ TEST(Member, VectorFollowsReallocationButNotResize) {
 }
 
 TEST(Member, Scalar) {
-  fx::DataStore store;
+  const auto owned = fx::detail::StoreAccess::make();
+  fx::DataStore& store = *owned;
   double norm = 2.5;
   store.add_scalar("norm", norm);
   ASSERT_EQ(store.members().size(), 1u);
@@ -70,7 +72,8 @@ TEST(Member, Scalar) {
 }
 
 TEST(Member, EveryKindThroughTheStore) {
-  fx::DataStore store;
+  const auto owned = fx::detail::StoreAccess::make();
+  fx::DataStore& store = *owned;
   std::vector<double> v(4);
   int raw[3] = {1, 2, 3};
   std::int64_t it = 0;
@@ -91,7 +94,7 @@ TEST(Member, EveryKindThroughTheStore) {
   EXPECT_EQ(r.layout, "right");
   EXPECT_EQ(r.extents, (std::vector<std::size_t>{2, 3, 4}));
   EXPECT_THROW(store.add("v", v), fx::UsageError);
-  store.clear();
+  fx::detail::StoreAccess::clear(store);
   EXPECT_TRUE(store.empty());
 }
 
@@ -181,7 +184,7 @@ TEST(Options, SmallParityGroupIsRejected) {
   fx::CheckpointConfig c;
   c.memory.scheme = fx::MemoryScheme::parity;
   c.memory.parity_group = 1;
-  EXPECT_THROW(fx::DataStore{c}, fx::CheckpointError);
+  EXPECT_THROW(fx::detail::StoreAccess::make(c), fx::CheckpointError);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // member had at the commit, and unpacking it reallocates the member to them.
 #include <fx/data_store/member_shape.hpp>
 #include <fx/data_store/store.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -99,7 +100,8 @@ TEST(Resizable, AnotherTypeIsRejected) {
 }
 
 TEST(Resizable, StoreCountsTheCurrentBytesAndCopiesAtTheCommit) {
-  fx::DataStore store;
+  const auto owned = fx::detail::StoreAccess::make();
+  fx::DataStore& store = *owned;
   std::vector<std::uint32_t> v(5);
   store.add("v", fx::resizable(v));
   EXPECT_EQ(store.bytes(), 20u);

@@ -163,8 +163,10 @@ class DataStore {
   const std::vector<StaticMember>& static_members() const { return statics_; }
   /// Drop every registration, static ones too. The runtime does it before
   /// ResilientApp::resize() and after a Reinit function returns.
-  [[deprecated("the runtime clears the registrations before resize(): remove the call (CHANGELOG)")]]
-  void clear() { clear_registrations(); }
+  [[deprecated("the runtime clears the registrations before resize(): remove the call (CHANGELOG)")]] void
+  clear() {
+    clear_registrations();
+  }
   /// Whether no member is registered (static members aside).
   /// \return true when members() is empty
   bool empty() const { return members_.empty(); }
@@ -225,15 +227,15 @@ class DataStore {
   /// \throws MpiError when an MPI call fails for another reason
   std::optional<PriorVersion> restore_resized(const PriorWants& wants, const PriorUse& use);
 
-
   /// Wait for an asynchronous commit in flight (collective then) and the
   /// re-protection after a restore. The runtime does it at the end of the run
   /// and before each commit and restore.
   /// \throws ProcessFailure if a peer died
   /// \throws CheckpointError when the commit in flight failed on some rank
   /// \throws MpiError when an MPI call fails for another reason
-  [[deprecated("the runtime finishes commits itself: remove the call (CHANGELOG)")]]
-  void flush() { wait_pending(); }
+  [[deprecated("the runtime finishes commits itself: remove the call (CHANGELOG)")]] void flush() {
+    wait_pending();
+  }
 
   /// The buddy distance chosen for the hosts of this communicator (0: the
   /// parity scheme, or unknown before the first commit or restore on it).
@@ -262,7 +264,9 @@ class DataStore {
   std::optional<std::int64_t> restore();
   bool progress();
   std::optional<CheckpointStats> take_committed() { return std::exchange(committed_async_, std::nullopt); }
-  std::optional<CheckpointStats> take_resized_restore() { return std::exchange(resized_restore_, std::nullopt); }
+  std::optional<CheckpointStats> take_resized_restore() {
+    return std::exchange(resized_restore_, std::nullopt);
+  }
   void start_reprotection();
   void wait_pending();
   void clear_registrations();
