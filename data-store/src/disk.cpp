@@ -165,6 +165,13 @@ class Hdf5Level final : public detail::Level {
   std::string failure() const override { return "unusable on at least one rank"; }
   std::string give_up() const override;
   std::optional<detail::StoredPrior> prior() override;
+  bool covers_lost_memory() const override { return true; }
+  std::optional<detail::StoredPrior> prior_of_size(int old_size, std::string& why) override;
+  void read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
+                  detail::PriorPieces& pieces) override;
+  void after_resized(std::int64_t iteration, bool source) override {
+    if (source && im_.rank() == 0) detail::set_aside_newer_versions(im_.root(), iteration);
+  }
 
  private:
   // Rank 0 writes the manifest (which makes the version complete) and
@@ -176,6 +183,7 @@ class Hdf5Level final : public detail::Level {
   // number of ranks than `ranks` (0: none). Collective (rank 0 reads).
   int other_size(int ranks);
 
+  std::optional<detail::StoredPrior> newest_of(int ranks);
   detail::StoreImpl& im_;
   bool fallback_ = false;  // during a run (else a cold restart)
   double t0_ = 0;
@@ -342,16 +350,54 @@ int Hdf5Level::other_size(int ranks) {
   return other;
 }
 
-std::optional<detail::StoredPrior> Hdf5Level::prior() {
-  const int ranks = other_size(im_.size());
-  if (ranks == 0) return std::nullopt;
+// The newest complete version written by `ranks` ranks, as a StoredPrior.
+std::optional<detail::StoredPrior> Hdf5Level::newest_of(int ranks) {
   std::uint64_t seen = 0;
   const auto manifests = im_.hdf5_manifests(ranks, seen);
   if (manifests.empty()) return std::nullopt;
   detail::StoredPrior p;
-  p.level = CheckpointLevel::hdf5;
+  p.from = this;
   p.manifest = manifests.front();
+  p.iteration = p.manifest.iteration;
+  p.sequence = p.manifest.sequence;
+  p.old_size = p.manifest.rank_count;
   return p;
+}
+
+std::optional<detail::StoredPrior> Hdf5Level::prior() {
+  const int ranks = other_size(im_.size());
+  if (ranks == 0) return std::nullopt;
+  return newest_of(ranks);
+}
+
+std::optional<detail::StoredPrior> Hdf5Level::prior_of_size(int old_size, std::string& why) {
+  if (!on()) {  // no version of this job on disk: name no HDF5 attempt
+    why = "the HDF5 level is off (checkpoint.hdf5.every = 0)";
+    return std::nullopt;
+  }
+  auto p = newest_of(old_size);
+  if (!p)
+    why = fmt::format("{} holds no complete HDF5 version written by {} ranks", im_.root().string(), old_size);
+  return p;
+}
+
+// Each wanted old rank's file, read as written (no member layout of this job).
+void Hdf5Level::read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
+                           detail::PriorPieces& pieces) {
+  const auto dir = im_.root() / detail::version_dir_name(p.manifest.iteration);
+  for (int q = 0; q < p.manifest.rank_count; ++q) {
+    if (!r.want[static_cast<std::size_t>(q)]) continue;
+    try {
+      auto& buf = pieces.received[q];
+      im_.hdf5().read_rank_file_as_written(dir, p.manifest, q, buf);
+      pieces.at[q] = {buf.data(), buf.size()};
+      pieces.moved += buf.size();
+    } catch (const CheckpointError& e) {
+      pieces.error = e.what();
+      log::error("restore after the shrink: {}", e.what());
+      return;
+    }
+  }
 }
 
 }  // namespace

@@ -7,13 +7,16 @@
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "buffer.hpp"
 #include "manifest.hpp"
 #include "node_files.hpp"
 #include "resize_plan.hpp"
@@ -23,19 +26,38 @@ namespace fx::detail {
 struct Slot;
 struct RestorePlan;
 
-// A complete version written by another number of ranks, found in storage
-// by restore() at a cold start when none of this job's size was: what
-// restore_resized() then re-decomposes (the job was relaunched on fewer
-// ranks, e.g. by the supervisor after a host was lost).
+class Level;
+
+// A complete version written by another number of ranks, which
+// restore_resized() re-decomposes: after a shrink, the survivors' memory (or
+// a storage level standing in for images memory lost); after a relaunch on
+// fewer ranks, what restore() found in storage at the cold start.
 struct StoredPrior {
-  CheckpointLevel level = CheckpointLevel::none;  // node or hdf5
-  PriorPlan plan;                                 // node: which new rank reads each old rank's file
-  std::vector<NodeFile> files;                    // node: this rank's files of that version
-  Manifest manifest;                              // hdf5
-  int old_size() const { return level == CheckpointLevel::node ? plan.old_size : manifest.rank_count; }
-  std::int64_t iteration() const {
-    return level == CheckpointLevel::node ? plan.iteration : manifest.iteration;
-  }
+  Level* from = nullptr;  // the level that found it, and reads it (read_prior)
+  std::int64_t iteration = -1;
+  std::int64_t sequence = 0;    // the commit cadence goes on from it
+  int old_size = 0;             // ranks that wrote it
+  PriorPlan plan;               // memory, node: where each old rank's image is
+  std::vector<NodeFile> files;  // node: this rank's files of that version
+  Manifest manifest;            // hdf5
+};
+
+// The old images restore_resized() gathered on this rank, by old rank, for
+// the app's PriorUse (resize.cpp).
+struct PriorPieces {
+  std::map<int, Buffer> received;  // from their holders, or from disk
+  std::map<int, Buffer> local;     // images this rank made for the others: rebuilt from
+                                   // parity, or mapped from its node-local files
+  std::map<int, std::pair<const std::byte*, std::size_t>> at;  // image and size (null: gone)
+  std::uint64_t moved = 0;                                     // bytes received or read
+  std::string error;                                           // why a piece could not be had
+};
+
+// Which old ranks this rank wants (`want`, one flag per old rank) and every
+// new rank wants (`wanted`, new rank-major).
+struct PriorRequest {
+  std::vector<char> want;
+  std::vector<char> wanted;
 };
 
 // The store's internals, which every level works with.
@@ -106,6 +128,26 @@ class Level {
   // written by another number of ranks (collective). Memory's are
   // restore_resized()'s own.
   virtual std::optional<StoredPrior> prior() { return std::nullopt; }
+  // restore_resized() after a shrink, when memory lost some old image:
+  // whether this level stands in with a complete version of the old size,
+  // and that version, newest (collective), or nullopt and why not (`why`:
+  // "the HDF5 level is off (...)", the same on every rank).
+  virtual bool covers_lost_memory() const { return false; }
+  virtual std::optional<StoredPrior> prior_of_size(int old_size, std::string& why) {
+    (void)old_size;
+    why = "nothing below memory keeps versions";
+    return std::nullopt;
+  }
+  // restore_resized(): the old images of `p` (which this level found) that
+  // the ranks want, into `pieces`; a reason in pieces.error when one could
+  // not be had (collective; the checks after it agree on the outcome).
+  virtual void read_prior(const StoredPrior& p, const PriorRequest& r, PriorPieces& pieces);
+  // restore_resized() resumed from `iteration`, read from this level when
+  // `source`: what the level holds above it is an abandoned future.
+  virtual void after_resized(std::int64_t iteration, bool source) {
+    (void)iteration;
+    (void)source;
+  }
 };
 
 using Levels = std::vector<std::unique_ptr<Level>>;

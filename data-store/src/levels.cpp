@@ -14,6 +14,13 @@ namespace fx {
 
 using detail::Level;
 
+void Level::read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
+                       detail::PriorPieces& pieces) {
+  (void)p;
+  (void)r;
+  pieces.error = fmt::format("{} holds no version of another job size", name());
+}
+
 // Fastest first: restore() reads them in this order, and on a tie (the same
 // iteration in two levels) the earlier one wins.
 detail::Levels DataStore::Impl::make_levels() {
@@ -131,7 +138,7 @@ std::optional<std::int64_t> DataStore::Impl::restore_from_levels(const detail::R
   // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
   if (!f.plan.history && (stored_prior = find_stored_prior(f))) {
     resize_from_storage = true;
-    st.other_size = stored_prior->old_size();
+    st.other_size = stored_prior->old_size;
     conclude();
     return std::nullopt;
   }
@@ -158,12 +165,12 @@ std::optional<detail::StoredPrior> DataStore::Impl::find_stored_prior(const deta
   for (const auto& l : levels) {
     if (!l->storage() || !l->reads(f)) continue;
     auto p = l->prior();
-    if (p && (!found || p->iteration() > found->iteration())) found = std::move(p);
+    if (p && (!found || p->iteration > found->iteration)) found = std::move(p);
   }
   if (found && rank() == 0) {
     log::info(
         "cold restart on {} ranks: the newest complete version is iteration {} ({}), written by {} ranks",
-        size(), found->iteration(), to_string(found->level), found->old_size());
+        size(), found->iteration, to_string(found->from->id()), found->old_size);
   }
   return found;
 }

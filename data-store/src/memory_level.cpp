@@ -38,6 +38,9 @@ class MemoryLevel final : public Level {
   std::int64_t next() const override { return tried_ || f_ == nullptr ? -1 : f_->plan.iteration; }
   bool load() override;
   void set_aside_above(std::int64_t iteration) override { im_.drop_above(iteration); }
+  void read_prior(const StoredPrior& p, const PriorRequest& r, PriorPieces& pieces) override {
+    im_.fetch_prior(p.plan, p.iteration, r.want, r.wanted, pieces);
+  }
   bool lost(std::vector<int>& ranks) const override {
     if (f_ == nullptr || !f_->plan.history) return false;
     ranks = f_->plan.unrecoverable;

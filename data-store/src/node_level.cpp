@@ -249,6 +249,14 @@ class NodeLevel final : public detail::Level {
   std::int64_t next() const override { return plan_.iteration; }
   bool load() override;
   void set_aside_above(std::int64_t iteration) override { im_.drop_node_above(iteration); }
+  // The images this rank's files hold go to the ranks that want them.
+  void read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
+                  detail::PriorPieces& pieces) override {
+    pieces.error = im_.load_node_prior(p, pieces.local);
+    im_.fetch_prior(p.plan, p.iteration, r.want, r.wanted, pieces);
+  }
+  // Of any size, whichever level it came from.
+  void after_resized(std::int64_t iteration, bool) override { im_.drop_node_above(iteration); }
   bool lost(std::vector<int>& ranks) const override {
     ranks = lost_;
     return !lost_.empty() || !damaged_.empty();
@@ -571,7 +579,10 @@ std::optional<detail::StoredPrior> NodeLevel::prior() {
     return std::nullopt;
   }
   spread_readers(slots, p.plan);
-  p.level = CheckpointLevel::node;
+  p.from = this;
+  p.iteration = p.plan.iteration;
+  p.sequence = p.plan.sequence;
+  p.old_size = p.plan.old_size;
   return p;
 }
 

@@ -290,20 +290,6 @@ void DataStore::Impl::rebuild_prior(const detail::PriorPlan& plan, int q, detail
   }
 }
 
-namespace detail {
-
-// The old images restore_resized() gathered on this rank, by old rank.
-struct PriorPieces {
-  std::map<int, Buffer> received;  // from their holders, or from disk
-  std::map<int, Buffer> local;     // images this rank made for the others: rebuilt from
-                                   // parity, or mapped from its node-local files
-  std::map<int, std::pair<const std::byte*, std::size_t>> at;  // image and size (null: gone)
-  std::uint64_t moved = 0;                                     // bytes received or read
-  std::string error;                                           // why a piece could not be had
-};
-
-}  // namespace detail
-
 namespace {
 
 // The app's wanted old ranks as one flag per old rank, checked.
@@ -329,37 +315,34 @@ detail::PriorPlan DataStore::Impl::plan_prior_restore() {
   return detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
 }
 
-PriorVersion DataStore::Impl::choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest) {
-  PriorVersion v;
-  v.size = plan.old_size;
-  v.new_size = size();
+// After a shrink: the survivors' memory, or a level below it standing in
+// for the old images memory lost (HDF5), the first one holding a complete
+// version of the old size.
+detail::StoredPrior DataStore::Impl::prior_after_shrink(const detail::PriorPlan& plan) {
+  detail::StoredPrior p;
   if (plan.iteration >= 0) {
-    v.iteration = plan.iteration;
-    v.level = CheckpointLevel::memory;
-    return v;
+    p.from = &memory();
+    p.plan = plan;
+    p.iteration = plan.iteration;
+    p.sequence = plan.sequence;
+    p.old_size = plan.old_size;
+    return p;
   }
-  // A rank died with the rank holding its copy: HDF5, when it is on.
   const std::string lost = detail::lost_text(plan, "old rank(s)");
-  if (options.hdf5.every == 0) {  // no version of this job on disk: name no HDF5 attempt
-    FX_THROW(
-        CheckpointLost,
-        fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
-                    "the rank holding its copy) and the HDF5 level is off (checkpoint.hdf5.every = 0)",
-                    v.size, v.new_size, lost));
+  std::vector<std::string> why;
+  for (const auto& l : levels) {
+    if (!l->covers_lost_memory()) continue;
+    if (l->on() && rank() == 0)
+      log::warn("restore after the shrink: no copy survived of {}; trying {}", lost, l->name());
+    std::string not_there;
+    if (auto found = l->prior_of_size(plan.old_size, not_there)) return std::move(*found);
+    why.push_back(std::move(not_there));
   }
-  if (rank() == 0) log::warn("restore after the shrink: no copy survived of {}; trying HDF5", lost);
-  std::uint64_t seen = 0;
-  const auto found = hdf5_manifests(v.size, seen);
-  if (found.empty()) {
-    FX_THROW(CheckpointLost,
-             fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {}, and {} holds "
-                         "no complete HDF5 version written by {} ranks",
-                         v.size, v.new_size, lost, root().string(), v.size));
-  }
-  manifest = found.front();
-  v.iteration = manifest.iteration;
-  v.level = CheckpointLevel::hdf5;
-  return v;
+  if (why.empty()) why.emplace_back("no level below memory keeps versions");
+  FX_THROW(CheckpointLost,
+           fmt::format("restore after the shrink from {} to {} ranks: no copy survived of {} (each died with "
+                       "the rank holding its copy), and {}",
+                       plan.old_size, size(), lost, fmt::join(why, "; ")));
 }
 
 std::vector<char> DataStore::Impl::exchange_wants(const std::vector<char>& want) {
@@ -422,24 +405,6 @@ void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t it
   }
 }
 
-void DataStore::Impl::read_prior(const detail::Manifest& manifest, const std::vector<char>& want,
-                                 detail::PriorPieces& out) {
-  const auto dir = root() / detail::version_dir_name(manifest.iteration);
-  for (int q = 0; q < manifest.rank_count; ++q) {
-    if (!want[static_cast<std::size_t>(q)]) continue;
-    try {
-      auto& buf = out.received[q];
-      hdf5().read_rank_file_as_written(dir, manifest, q, buf);
-      out.at[q] = {buf.data(), buf.size()};
-      out.moved += buf.size();
-    } catch (const CheckpointError& e) {
-      out.error = e.what();
-      log::error("restore after the shrink: {}", e.what());
-      return;
-    }
-  }
-}
-
 // Every piece checked before the app sees any; the outcome agreed.
 std::vector<detail::PriorImage> DataStore::Impl::check_prior(const PriorVersion& v,
                                                              detail::PriorPieces& pieces) {
@@ -474,12 +439,12 @@ std::vector<detail::PriorImage> DataStore::Impl::check_prior(const PriorVersion&
 }
 
 // The stats and the cadence after a resized restore; rank 0 says it.
-CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, std::int64_t seq,
-                                              const detail::PriorPieces& pieces, double seconds) {
-  sequence = seq;  // the HDF5 cadence goes on from the restored version's
+CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, const detail::Level& from,
+                                              std::int64_t seq, const detail::PriorPieces& pieces,
+                                              double seconds) {
+  sequence = seq;  // the storage levels' cadence goes on from the restored version's
   committed.reset();
-  if (v.level == CheckpointLevel::hdf5 && rank() == 0) detail::set_aside_newer_versions(root(), v.iteration);
-  drop_node_above(v.iteration);  // of any size: an abandoned future
+  for (const auto& l : levels) l->after_resized(v.iteration, l.get() == &from);
   CheckpointStats st;
   st.level = v.level;
   st.iteration = v.iteration;
@@ -493,11 +458,7 @@ CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, std::int64_
     log::info(
         "restored iteration {} from {} as written by {} ranks, re-decomposed onto {} ({} old images "
         "delivered) in {:.2f} ms",
-        v.iteration,
-        v.level == CheckpointLevel::memory ? "memory"
-        : v.level == CheckpointLevel::node ? "node-local storage"
-                                           : "HDF5",
-        v.size, v.new_size, delivered, seconds * 1e3);
+        v.iteration, from.name(), v.size, v.new_size, delivered, seconds * 1e3);
   }
   return st;
 }
@@ -520,32 +481,23 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
                "restore after the relaunch: the version of another job size found at the "
                "start is not complete on the live ranks any more");
   }
-  const detail::PriorPlan plan = stored ? stored->plan : im.plan_prior_restore();
-  if (!stored && plan.old_size == 0) {
-    if (own_.rank() == 0)
-      log::info("restore after the shrink: no version was ever committed; starting from scratch");
-    return std::nullopt;
+  if (!stored) {
+    const detail::PriorPlan plan = im.plan_prior_restore();
+    if (plan.old_size == 0) {
+      if (own_.rank() == 0)
+        log::info("restore after the shrink: no version was ever committed; starting from scratch");
+      return std::nullopt;
+    }
+    stored = im.prior_after_shrink(plan);
   }
-  detail::Manifest manifest;
-  PriorVersion v;
-  if (stored) {
-    manifest = stored->manifest;
-    v = {stored->iteration(), stored->old_size(), own_.size(), stored->level};
-  } else {
-    v = im.choose_prior(plan, manifest);
-  }
-  const std::vector<char> want = want_flags(wants(v), v);
-  const std::vector<char> wanted = im.exchange_wants(want);
+  const PriorVersion v{stored->iteration, stored->old_size, own_.size(), stored->from->id()};
+  detail::PriorRequest request;
+  request.want = want_flags(wants(v), v);
+  request.wanted = im.exchange_wants(request.want);
   detail::PriorPieces pieces;
-  if (v.level == CheckpointLevel::hdf5) {
-    im.read_prior(manifest, want, pieces);
-  } else {
-    if (stored) pieces.error = im.load_node_prior(*stored, pieces.local);
-    im.fetch_prior(plan, v.iteration, want, wanted, pieces);
-  }
+  stored->from->read_prior(*stored, request, pieces);
   for (const auto& pi : im.check_prior(v, pieces)) use(detail::StoreAccess::piece(pi));
-  const std::int64_t seq = v.level == CheckpointLevel::hdf5 ? manifest.sequence : plan.sequence;
-  resized_restore_ = im.finish_prior(v, seq, pieces, now() - t0);
+  resized_restore_ = im.finish_prior(v, *stored->from, stored->sequence, pieces, now() - t0);
   return v;
 }
 

@@ -113,8 +113,7 @@ class Transfer {
   std::vector<MPI_Request> requests_;
 };
 
-struct PriorImage;   // resize.cpp
-struct PriorPieces;  // resize.cpp
+struct PriorImage;  // resize.cpp
 
 // Requests left running by restore(): buddy copies for recovered ranks.
 struct Background {
@@ -336,14 +335,15 @@ struct DataStore::Impl {
   // Set with it; it stays across repairs (a failure inside the resize that
   // follows: restore_resized() finds it again) until the next commit.
   bool resize_from_storage = false;
-  PriorVersion choose_prior(const detail::PriorPlan& plan, detail::Manifest& manifest);
+  // After a shrink: memory's version of `plan`, or a level below standing in
+  // for the images memory lost; throws CheckpointLost when none can.
+  detail::StoredPrior prior_after_shrink(const detail::PriorPlan& plan);
   std::vector<char> exchange_wants(const std::vector<char>& want);  // per new rank, per old rank
   void fetch_prior(const detail::PriorPlan& plan, std::int64_t iteration, const std::vector<char>& want,
                    const std::vector<char>& wanted, detail::PriorPieces& out);
-  void read_prior(const detail::Manifest& manifest, const std::vector<char>& want, detail::PriorPieces& out);
   std::vector<detail::PriorImage> check_prior(const PriorVersion& v, detail::PriorPieces& pieces);
-  CheckpointStats finish_prior(const PriorVersion& v, std::int64_t seq, const detail::PriorPieces& pieces,
-                               double seconds);
+  CheckpointStats finish_prior(const PriorVersion& v, const detail::Level& from, std::int64_t seq,
+                               const detail::PriorPieces& pieces, double seconds);
 
   // Static members (statics.cpp); collective. Return the bytes sent
   // (publish: at the first commit after registration, else 0) or received.
