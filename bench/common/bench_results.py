@@ -5,14 +5,17 @@ through PyYAML so that every one of them loads in any YAML parser.
     import bench_results                      # PYTHONPATH=bench/common
     bench_results.write(path, data, comment)  # data: dicts, lists, numbers, strings
     bench_results.target("<=", 1.5)           # {op: "<=", value: 1.5}
+    bench_results.target("<=", 1.5, 1.7)      # {op: "<=", value: 1.5, met: false}
+    bench_results.missed(data)                # the keys of targets marked met: false
     bench_results.result_line(stdout, "loop") # a program's `loop: {...}` line (fx_bench::Line)
     bench_results.median_interval(values)     # median of runs and its 90 % bootstrap interval
     bench_results.paired_ratio(a, b)          # the same of a[i]/b[i], runs made in pairs
 
     bench_results.py --check FILE...          # load each file, check its targets
 
-A target is always a map {op, value}: op one of <=, >=, <, >, ==; the key
-naming it is `target` or starts with `target_`. --check fails naming the
+A target is always a map {op, value} (and met: true|false where the value
+it judges was measured): op one of <=, >=, <, >, ==; the key naming it is
+`target` or starts with `target_`. --check fails naming the
 file and the parser's error, or the key of a target written otherwise.
 """
 import os
@@ -25,10 +28,37 @@ import yaml
 OPS = ("<=", ">=", "<", ">", "==")
 
 
-def target(op, value):
+def meets(measured, op, value):
+    """Whether `measured op value` holds."""
+    return {"<=": measured <= value, ">=": measured >= value, "<": measured < value,
+            ">": measured > value, "==": measured == value}[op]
+
+
+def target(op, value, measured=None):
+    """{op, value}; given the measured value, also met: whether it holds."""
     if op not in OPS:
         raise ValueError(f"target operator {op!r} is not one of {', '.join(OPS)}")
-    return {"op": op, "value": value}
+    out = {"op": op, "value": value}
+    if measured is not None:
+        out["met"] = bool(meets(measured, op, value))
+    return out
+
+
+def missed(node, where=""):
+    """Keys of the targets in node marked met: false."""
+    out = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            path = f"{where}.{k}" if where else str(k)
+            if (str(k) == "target" or str(k).startswith("target_")) and isinstance(v, dict):
+                if v.get("met") is False:
+                    out.append(path)
+            else:
+                out += missed(v, path)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += missed(v, f"{where}[{i}]")
+    return out
 
 
 def number(value):
@@ -83,8 +113,9 @@ def bad_targets(node, where=""):
         for k, v in node.items():
             path = f"{where}.{k}" if where else str(k)
             if str(k) == "target" or str(k).startswith("target_"):
-                ok = (isinstance(v, dict) and set(v) == {"op", "value"} and v["op"] in OPS
-                      and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool))
+                ok = (isinstance(v, dict) and set(v) - {"met"} == {"op", "value"} and v["op"] in OPS
+                      and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool)
+                      and isinstance(v.get("met", False), bool))
                 if not ok:
                     bad.append(f"{path}: {v!r}")
             else:

@@ -2,9 +2,12 @@
 """bench/results/gpu.yaml from a scripts/gpu_check.sh run: the machine, every
 check's verdict, the device benchmark's rows with their targets, the
 stencil's failure-free overhead against its baseline, and the phases of a
-recovery with 1 GiB of device state per rank.
+recovery with 1 GiB of device state per rank. Every target carries met:
+true|false, and a check whose results miss a target says `missed` (with
+which) instead of `ok`.
 
     gpu_results.py RESULTS_DIR LOGS_DIR OUT_YAML
+    gpu_results.py --annotate IN_YAML OUT_YAML   # judge an earlier gpu.yaml's numbers again
 """
 import datetime
 import glob
@@ -67,9 +70,67 @@ def overhead(logs):
                     "baseline_solve_s": [round(b, 4) for b, _, _ in pairs],
                     "fx_solve_s": [round(f, 4) for _, f, _ in pairs],
                     "fx_over_baseline": bench_results.paired_ratio([f for _, f, _ in pairs], [b for b, _, _ in pairs]),
-                    "target_fx_over_baseline": bench_results.target("<=", 1.02),
                     "commits": stats[0].strip() if stats else None})
     return out or None
+
+
+MIN_PAIRS = 5  # a median of fewer alternated pairs is not a measurement of 2 %
+
+
+def judge_overhead(rows):
+    for r in rows or []:
+        r["target_fx_over_baseline"] = bench_results.target("<=", 1.02, r["fx_over_baseline"]["median"])
+        r["target_pairs"] = bench_results.target(">=", MIN_PAIRS, r["pairs"])
+
+
+def judge_bench(rows):
+    """The device benchmark's targets, judged. A restore's H2D is compared
+    with an uncontended copy: the 1-rank row's pinned H2D of the same size
+    (the 4-rank rows' own pinned copy shares the link four ways)."""
+    alone = {r["mib_per_rank"]: r["pinned_h2d_s"] for r in rows if r["ranks"] == 1 and r.get("pinned_h2d_s")}
+    for r in rows:
+        for k in [k for k in r if str(k).startswith("target_")]:
+            del r[k]
+        r["target_staging_over_pinned"] = bench_results.target(">=", 0.9, r["staging_over_pinned"])
+        r["target_app_wait_over_copy"] = bench_results.target("<=", 0.1, r["app_wait_over_copy"])
+        copy = alone.get(r["mib_per_rank"])
+        if r.get("restore_h2d_s") and copy:
+            r["restore_h2d_over_uncontended"] = round(r["restore_h2d_s"] / copy, 4)
+            r["target_restore_h2d_over_uncontended"] = bench_results.target("<=", 1.3, r["restore_h2d_over_uncontended"])
+
+
+def judge_checks(data):
+    """A check that ran (ok) but whose results miss a target says missed."""
+    owners = {f"bench_{r['ranks']}r_{r['mib_per_rank']}mib": r for r in data.get("device_bench") or []}
+    owners["overhead"] = data.get("stencil_overhead")
+    for name, check in (data.get("checks") or {}).items():
+        misses = bench_results.missed(owners.get(name))
+        if check.get("verdict") in ("ok", "missed") and misses:
+            check["verdict"] = "missed"
+            check["missed"] = misses
+        elif check.get("verdict") == "missed":
+            check["verdict"] = "ok"
+            check.pop("missed", None)
+
+
+def judge(data):
+    judge_bench(data.get("device_bench") or [])
+    judge_overhead(data.get("stencil_overhead"))
+    judge_checks(data)
+    return data
+
+
+def annotate(in_path, out_path):
+    """An earlier gpu.yaml's own numbers judged again (no logs needed)."""
+    with open(in_path) as f:
+        data = yaml.safe_load(f)
+    for r in data.get("stencil_overhead") or []:
+        r.pop("target_fx_over_baseline", None)
+    for r in data.get("device_bench") or []:
+        r.pop("restore_h2d_over_uncontended", None)
+    bench_results.write(out_path, judge(data),
+                        "scripts/gpu_check.sh: fx with Kokkos on a GPU (docs/gpu.md); targets judged again "
+                        "by gpu_results.py --annotate")
 
 
 def recovery(logs, h2d_s):
@@ -96,11 +157,6 @@ def main():
         k, _, v = line.partition(": ")
         facts[k] = v.strip().strip("'")
     rows = bench_rows(logs)
-    for r in rows:
-        r["target_staging_over_pinned"] = bench_results.target(">=", 0.9)
-        r["target_app_wait_over_copy"] = bench_results.target("<=", 0.1)
-        if r.get("restore_h2d_s"):
-            r["target_restore_h2d_over_pinned"] = bench_results.target("<=", 1.3)
     one_gib_h2d = next((r["pinned_h2d_s"] for r in rows if r["ranks"] == 4 and r["mib_per_rank"] == 1024), None)
     data = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -110,8 +166,13 @@ def main():
         "stencil_overhead": overhead(logs),
         "stencil_recovery_1gib_per_rank": recovery(logs, one_gib_h2d),
     }
-    bench_results.write(out_path, data, "scripts/gpu_check.sh: fx with Kokkos on a GPU (docs/gpu.md)")
+    bench_results.write(out_path, judge(data), "scripts/gpu_check.sh: fx with Kokkos on a GPU (docs/gpu.md)")
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 4 and sys.argv[1] == "--annotate":
+        annotate(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4:
+        main()
+    else:
+        sys.exit(__doc__.strip().splitlines()[-2].strip() + "\n" + __doc__.strip().splitlines()[-1].strip())
