@@ -44,21 +44,23 @@ def target(op, value, measured=None):
     return out
 
 
-def missed(node, where=""):
-    """Keys of the targets in node marked met: false."""
-    out = []
+def targets(node, where=""):
+    """(path, value) of every target in node: keys `target` or `target_*`."""
     if isinstance(node, dict):
         for k, v in node.items():
             path = f"{where}.{k}" if where else str(k)
-            if (str(k) == "target" or str(k).startswith("target_")) and isinstance(v, dict):
-                if v.get("met") is False:
-                    out.append(path)
+            if str(k) == "target" or str(k).startswith("target_"):
+                yield path, v
             else:
-                out += missed(v, path)
+                yield from targets(v, path)
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            out += missed(v, f"{where}[{i}]")
-    return out
+            yield from targets(v, f"{where}[{i}]")
+
+
+def missed(node):
+    """Keys of the targets in node marked met: false."""
+    return [path for path, v in targets(node) if isinstance(v, dict) and v.get("met") is False]
 
 
 def number(value):
@@ -106,24 +108,16 @@ def write(path, data, comment=""):
     print(text, end="", flush=True)
 
 
-def bad_targets(node, where=""):
+def well_formed(v):
+    """A target written as {op, value} (and a boolean met)."""
+    return (isinstance(v, dict) and set(v) - {"met"} == {"op", "value"} and v["op"] in OPS
+            and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool)
+            and isinstance(v.get("met", False), bool))
+
+
+def bad_targets(node):
     """Keys of targets in node not written as {op, value}."""
-    bad = []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            path = f"{where}.{k}" if where else str(k)
-            if str(k) == "target" or str(k).startswith("target_"):
-                ok = (isinstance(v, dict) and set(v) - {"met"} == {"op", "value"} and v["op"] in OPS
-                      and isinstance(v["value"], (int, float)) and not isinstance(v["value"], bool)
-                      and isinstance(v.get("met", False), bool))
-                if not ok:
-                    bad.append(f"{path}: {v!r}")
-            else:
-                bad += bad_targets(v, path)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            bad += bad_targets(v, f"{where}[{i}]")
-    return bad
+    return [f"{path}: {v!r}" for path, v in targets(node) if not well_formed(v)]
 
 
 def check(paths):
