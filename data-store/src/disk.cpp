@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "hdf5_plugin.hpp"
 #include "level.hpp"
-#include "store_impl.hpp"
 
 namespace fx {
 
@@ -58,80 +58,6 @@ std::vector<detail::Manifest> read_manifests(const std::filesystem::path& root, 
   return out;
 }
 
-}  // namespace
-
-std::vector<detail::Manifest> DataStore::Impl::hdf5_manifests(int ranks, std::uint64_t& seen) {
-  // Flat: per version iteration, sequence, then (bytes, xxh3) per rank.
-  const std::size_t stride = 2 + 2 * static_cast<std::size_t>(ranks);
-  std::vector<std::uint64_t> flat;
-  std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
-  if (rank() == 0) {
-    for (const auto& m : read_manifests(root(), ranks, head[1])) {
-      flat.push_back(static_cast<std::uint64_t>(m.iteration));
-      flat.push_back(static_cast<std::uint64_t>(m.sequence));
-      for (const auto& f : m.files) {
-        flat.push_back(f.bytes);
-        flat.push_back(f.checksum);
-      }
-    }
-    head[0] = flat.size();
-  }
-  comm.bcast(head, 2, 0);
-  flat.resize(head[0]);
-  if (head[0] > 0) comm.bcast(flat.data(), flat.size(), 0);
-  seen = head[1];
-  std::vector<detail::Manifest> out;
-  for (std::size_t c = 0; c * stride < flat.size(); ++c) {
-    const std::uint64_t* p = flat.data() + c * stride;
-    detail::Manifest& m = out.emplace_back();
-    m.iteration = static_cast<std::int64_t>(p[0]);
-    m.sequence = static_cast<std::int64_t>(p[1]);
-    m.rank_count = ranks;
-    for (int q = 0; q < ranks; ++q) {
-      m.files.push_back({q, detail::rank_file_name(q), p[2 + 2 * q], p[3 + 2 * q]});
-    }
-  }
-  return out;
-}
-
-bool DataStore::Impl::load_hdf5(const detail::Manifest& m, Slot& slot) {
-  const auto dir = root() / detail::version_dir_name(m.iteration);
-  int ok = 1;
-  try {
-    slot.own_info = hdf5().read_rank_file(dir, m, rank(), members, slot.own);
-  } catch (const CheckpointError& e) {
-    ok = 0;
-    log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());
-  }
-  // Members are loaded only once every rank has read its file.
-  if (comm.allreduce(ok, MPI_MIN) != 1) return false;
-  try {
-    detail::unpack_image(slot.own_info, slot.own.data(), members, dir.string(), &staging);
-  } catch (const CheckpointError& e) {
-    ok = 0;
-    log::warn("{}", e.what());
-  }
-  return comm.allreduce(ok, MPI_MIN) == 1;
-}
-
-void DataStore::Impl::adopt(std::unique_ptr<Slot> slot, std::int64_t iteration, std::int64_t seq) {
-  for (std::size_t i = versions.size(); i-- > 0;) retire(i);
-  slot->iteration = iteration;
-  slot->sequence = seq;
-  slot->size = size();
-  slot->own_ok = true;
-  slot->committed = true;
-  versions.push_back(std::move(slot));
-  committed = iteration;
-  sequence = seq;
-  if (parity() || size() < 2)
-    protect(*versions.back(), true);
-  else
-    protect_buddy(*versions.back(), true, true);
-}
-
-namespace {
-
 // What each rank reports to rank 0 of the file it wrote.
 struct FileReport {
   std::uint64_t bytes = 0;
@@ -140,20 +66,22 @@ struct FileReport {
   std::int32_t pad = 0;
 };
 
-class Hdf5Level final : public detail::Level {
+class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
  public:
-  explicit Hdf5Level(detail::StoreImpl& store) : im_(store) {}
+  // A missing HDF5 plugin is found at start, not at the first HDF5
+  // checkpoint (a restart alone loads it when a version is there to read).
+  Hdf5Level(detail::LevelContext& ctx, const Hdf5CheckpointConfig& o) : StorageLevel(ctx, o) {
+    if (on()) hdf5();
+  }
   CheckpointLevel id() const override { return CheckpointLevel::hdf5; }
   const char* name() const override { return "HDF5"; }
-  bool on() const override { return im_.options.hdf5.every > 0; }
+  double& seconds(CheckpointStats& st) const override { return st.hdf5_seconds; }
 
-  bool due(std::int64_t seq) const override { return detail::every_nth(seq, im_.options.hdf5.every); }
   bool keep(Slot& s, const detail::KeepContext& c) override;
 
   // At a cold start only when hdf5.restart asks for it.
   bool reads(const detail::RestoreFacts& f) const override {
-    const bool restart = im_.options.hdf5.restart;
-    return !f.plan.fresh && (f.plan.history ? on() || restart : restart);
+    return !f.plan.fresh && (f.plan.history ? on() || o_.restart : o_.restart);
   }
   void open(const detail::RestoreFacts& f) override;
   std::int64_t next() const override { return next_ < found_.size() ? found_[next_].iteration : -1; }
@@ -170,10 +98,21 @@ class Hdf5Level final : public detail::Level {
   void read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
                   detail::PriorPieces& pieces) override;
   void after_resized(std::int64_t iteration, bool source) override {
-    if (source && im_.rank() == 0) detail::set_aside_newer_versions(im_.root(), iteration);
+    if (source && ctx_.rank() == 0) detail::set_aside_newer_versions(root(), iteration);
   }
 
  private:
+  std::filesystem::path root() const { return o_.directory; }
+  const detail::Hdf5Api& hdf5() {  // loaded at the first HDF5 file read or written
+    if (plugin_ == nullptr) plugin_ = &detail::load_hdf5_plugin();
+    return *plugin_;
+  }
+  // Rank 0 reads the manifests of the complete versions written by `ranks`
+  // ranks; every rank gets them, newest first. `seen`: versions found at all.
+  std::vector<detail::Manifest> manifests(int ranks, std::uint64_t& seen);
+  // This rank's file of `m` into `slot` and the members; false on every
+  // rank when some rank could not.
+  bool load_version(const detail::Manifest& m, Slot& slot);
   // Rank 0 writes the manifest (which makes the version complete) and
   // applies retention; false on every rank when it could not.
   bool write_manifest(const Slot& s, const std::filesystem::path& dir, const std::vector<FileReport>& reports,
@@ -184,14 +123,69 @@ class Hdf5Level final : public detail::Level {
   int other_size(int ranks);
 
   std::optional<detail::StoredPrior> newest_of(int ranks);
-  detail::StoreImpl& im_;
-  bool fallback_ = false;  // during a run (else a cold restart)
+  const detail::Hdf5Api* plugin_ = nullptr;
+  std::vector<std::filesystem::path> retired_dirs_;  // rank 0: directories to remove next time
+  bool fallback_ = false;                            // during a run (else a cold restart)
   double t0_ = 0;
   std::vector<detail::Manifest> found_;  // newest first
   std::size_t next_ = 0;                 // into found_
   std::uint64_t seen_ = 0;               // versions found at all
   std::vector<std::int64_t> damaged_;    // this restore's versions that failed load()
 };
+
+std::vector<detail::Manifest> Hdf5Level::manifests(int ranks, std::uint64_t& seen) {
+  // Flat: per version iteration, sequence, then (bytes, xxh3) per rank.
+  const std::size_t stride = 2 + 2 * static_cast<std::size_t>(ranks);
+  std::vector<std::uint64_t> flat;
+  std::uint64_t head[2] = {0, 0};  // values in `flat`, versions seen at all
+  if (ctx_.rank() == 0) {
+    for (const auto& m : read_manifests(root(), ranks, head[1])) {
+      flat.push_back(static_cast<std::uint64_t>(m.iteration));
+      flat.push_back(static_cast<std::uint64_t>(m.sequence));
+      for (const auto& f : m.files) {
+        flat.push_back(f.bytes);
+        flat.push_back(f.checksum);
+      }
+    }
+    head[0] = flat.size();
+  }
+  ctx_.comm().bcast(head, 2, 0);
+  flat.resize(head[0]);
+  if (head[0] > 0) ctx_.comm().bcast(flat.data(), flat.size(), 0);
+  seen = head[1];
+  std::vector<detail::Manifest> out;
+  for (std::size_t c = 0; c * stride < flat.size(); ++c) {
+    const std::uint64_t* p = flat.data() + c * stride;
+    detail::Manifest& m = out.emplace_back();
+    m.iteration = static_cast<std::int64_t>(p[0]);
+    m.sequence = static_cast<std::int64_t>(p[1]);
+    m.rank_count = ranks;
+    for (int q = 0; q < ranks; ++q) {
+      m.files.push_back({q, detail::rank_file_name(q), p[2 + 2 * q], p[3 + 2 * q]});
+    }
+  }
+  return out;
+}
+
+bool Hdf5Level::load_version(const detail::Manifest& m, Slot& slot) {
+  const auto dir = root() / detail::version_dir_name(m.iteration);
+  int ok = 1;
+  try {
+    slot.own_info = hdf5().read_rank_file(dir, m, ctx_.rank(), ctx_.members(), slot.own);
+  } catch (const CheckpointError& e) {
+    ok = 0;
+    log::warn("HDF5 version of iteration {} is unusable here: {}", m.iteration, e.what());
+  }
+  // Members are loaded only once every rank has read its file.
+  if (ctx_.comm().allreduce(ok, MPI_MIN) != 1) return false;
+  try {
+    ctx_.unpack(slot.own_info, slot.own.data(), dir.string());
+  } catch (const CheckpointError& e) {
+    ok = 0;
+    log::warn("{}", e.what());
+  }
+  return ctx_.comm().allreduce(ok, MPI_MIN) == 1;
+}
 
 // Every rank writes its file; once all agree they did, rank 0 writes the
 // manifest.
@@ -201,8 +195,8 @@ bool Hdf5Level::keep(Slot& s, const detail::KeepContext& c) {
   std::filesystem::path dir;
   const double t0 = now();
   try {
-    dir = detail::make_version_dir(im_.root(), s.iteration);
-    mine.bytes = im_.hdf5().write_rank_file(dir, s.own_info, s.own.data());
+    dir = detail::make_version_dir(root(), s.iteration);
+    mine.bytes = hdf5().write_rank_file(dir, s.own_info, s.own.data());
     c.stats.hdf5_file_seconds = now() - t0;
     mine.digest = s.own_info.digest();
     mine.ok = 1;
@@ -210,8 +204,8 @@ bool Hdf5Level::keep(Slot& s, const detail::KeepContext& c) {
     error = e.what();
     log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
   }
-  const auto reports = im_.comm.gather(mine, 0);
-  if (!im_.agree(mine.ok)) {
+  const auto reports = ctx_.comm().gather(mine, 0);
+  if (!ctx_.agree(mine.ok != 0)) {
     FX_THROW(
         CheckpointError,
         error.empty()
@@ -219,40 +213,40 @@ bool Hdf5Level::keep(Slot& s, const detail::KeepContext& c) {
             : error);
   }
   if (!write_manifest(s, dir, reports, error)) {
-    FX_THROW(CheckpointError, im_.rank() == 0
+    FX_THROW(CheckpointError, ctx_.rank() == 0
                                   ? error
                                   : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
                                                 "manifest (see its log)",
                                                 s.iteration));
   }
-  detail::remove_rank_files(im_.root(), s.iteration, im_.rank());
+  detail::remove_rank_files(root(), s.iteration, ctx_.rank());
   return true;
 }
 
 bool Hdf5Level::write_manifest(const Slot& s, const std::filesystem::path& dir,
                                const std::vector<FileReport>& reports, std::string& error) {
   int written = 1;
-  if (im_.rank() == 0) {
+  if (ctx_.rank() == 0) {
     try {
       detail::Manifest m;
       m.iteration = s.iteration;
       m.sequence = s.sequence;
-      m.rank_count = im_.size();
-      for (int q = 0; q < im_.size(); ++q) {
+      m.rank_count = ctx_.size();
+      for (int q = 0; q < ctx_.size(); ++q) {
         const auto& rep = reports[static_cast<std::size_t>(q)];
         m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
       }
       detail::write_manifest(dir, m);
-      detail::remove_dirs(im_.retired_dirs);  // everyone has had a cycle to delete their files
-      im_.retired_dirs = detail::retire_versions(im_.root(), s.iteration, im_.options.hdf5.keep);
-      for (const auto& p : im_.retired_dirs) log::debug("HDF5 retention retires {}", p.string());
+      detail::remove_dirs(retired_dirs_);  // everyone has had a cycle to delete their files
+      retired_dirs_ = detail::retire_versions(root(), s.iteration, o_.keep);
+      for (const auto& p : retired_dirs_) log::debug("HDF5 retention retires {}", p.string());
     } catch (const CheckpointError& e) {
       written = 0;
       error = e.what();
       log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
     }
   }
-  im_.comm.bcast(&written, 1, 0);
+  ctx_.comm().bcast(&written, 1, 0);
   return written != 0;
 }
 
@@ -262,22 +256,22 @@ void Hdf5Level::open(const detail::RestoreFacts& f) {
   seen_ = 0;
   next_ = 0;
   damaged_.clear();
-  found_ = im_.hdf5_manifests(im_.size(), seen_);
-  im_.restore_steps.emplace_back("hdf5-manifests", now() - t0_);
+  found_ = manifests(ctx_.size(), seen_);
+  ctx_.step("hdf5-manifests", now() - t0_);
 }
 
 bool Hdf5Level::load() {
   const detail::Manifest& m = found_[next_];
-  auto slot = im_.spare_slot();
-  if (im_.load_hdf5(m, *slot)) {
+  auto slot = ctx_.spare_slot();
+  if (load_version(m, *slot)) {
     adopt(m, std::move(slot));
     return true;
   }
-  if (im_.rank() == 0) {
+  if (ctx_.rank() == 0) {
     log::warn("skipping HDF5 version {}: unusable on at least one rank",
-              (im_.root() / detail::version_dir_name(m.iteration)).string());
+              (root() / detail::version_dir_name(m.iteration)).string());
   }
-  if (im_.pool.empty()) im_.pool.push_back(std::move(slot));
+  ctx_.give_back(std::move(slot));
   damaged_.push_back(m.iteration);
   ++next_;
   return false;
@@ -286,11 +280,11 @@ bool Hdf5Level::load() {
 void Hdf5Level::set_aside_above(std::int64_t) {
   std::vector<std::int64_t> damaged;
   damaged.swap(damaged_);
-  if (im_.rank() != 0) return;
+  if (ctx_.rank() != 0) return;
   for (const std::int64_t it : damaged) {
-    const auto dir = im_.root() / detail::version_dir_name(it);
+    const auto dir = root() / detail::version_dir_name(it);
     try {
-      if (const auto to = detail::move_aside(im_.root(), dir))
+      if (const auto to = detail::move_aside(root(), dir))
         log::warn("moved HDF5 version {} aside to {}: it failed its checks", dir.string(), to->string());
     } catch (const CheckpointError& e) {
       log::warn("HDF5 version {} failed its checks and stays in place: {}", dir.string(), e.what());
@@ -303,15 +297,15 @@ void Hdf5Level::set_aside_above(std::int64_t) {
 // level).
 void Hdf5Level::adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot) {
   const double t = now();
-  im_.restore_steps.emplace_back("load", t - t0_);
-  im_.adopt(std::move(slot), m.iteration, m.sequence);
-  im_.restore_steps.emplace_back("adopt", now() - t);
+  ctx_.step("load", t - t0_);
+  ctx_.adopt(std::move(slot), m.iteration, m.sequence);
+  ctx_.step("adopt", now() - t);
   double total = 0;
-  const std::string steps = im_.restore_steps_text(total);
+  const std::string steps = ctx_.steps_text(total);
   log::debug("HDF5 restore on this rank: {:.2f} ms ({})", total * 1e3, steps);
-  if (im_.rank() != 0) return;
-  if (on()) detail::set_aside_newer_versions(im_.root(), m.iteration);
-  const auto dir = im_.root() / detail::version_dir_name(m.iteration);
+  if (ctx_.rank() != 0) return;
+  if (on()) detail::set_aside_newer_versions(root(), m.iteration);
+  const auto dir = root() / detail::version_dir_name(m.iteration);
   const std::string text = fmt::format("restored iteration {} from HDF5 ({}) in {:.2f} ms ({})", m.iteration,
                                        dir.string(), total * 1e3, steps);
   if (fallback_)
@@ -320,22 +314,20 @@ void Hdf5Level::adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot) {
     log::info("cold restart: {}", text);
 }
 
+// 'fresh': each version's skip was said; the caller says what follows.
 std::string Hdf5Level::give_up() const {
   if (seen_ == 0) return "";
-  const std::string what = fmt::format(
-      "none of the HDF5 versions under {} is usable{}", im_.root().string(),
-      damaged_.empty() ? ""
-                       : fmt::format(" (iteration(s) {} failed their checks)", fmt::join(damaged_, ", ")));
-  // 'fresh': each version's skip was said; the caller says what follows.
-  return im_.options.hdf5.on_unusable == UnusablePolicy::stop
-             ? what + " and checkpoint.hdf5.on_unusable is 'stop'"
-             : "";
+  return unusable(fmt::format("none of the HDF5 versions under {} is usable{}", root().string(),
+                              damaged_.empty() ? ""
+                                               : fmt::format(" (iteration(s) {} failed their checks)",
+                                                             fmt::join(damaged_, ", "))),
+                  "hdf5", false);
 }
 
 int Hdf5Level::other_size(int ranks) {
   int other = 0;
-  if (im_.rank() == 0) {
-    for (const auto& v : detail::list_versions(im_.root())) {
+  if (ctx_.rank() == 0) {
+    for (const auto& v : detail::list_versions(root())) {
       if (!v.complete) continue;
       try {
         const int count = detail::read_manifest(v.path / detail::kManifestName).rank_count;
@@ -346,18 +338,18 @@ int Hdf5Level::other_size(int ranks) {
       }
     }
   }
-  im_.comm.bcast(&other, 1, 0);
+  ctx_.comm().bcast(&other, 1, 0);
   return other;
 }
 
 // The newest complete version written by `ranks` ranks, as a StoredPrior.
 std::optional<detail::StoredPrior> Hdf5Level::newest_of(int ranks) {
   std::uint64_t seen = 0;
-  const auto manifests = im_.hdf5_manifests(ranks, seen);
-  if (manifests.empty()) return std::nullopt;
+  const auto found = manifests(ranks, seen);
+  if (found.empty()) return std::nullopt;
   detail::StoredPrior p;
   p.from = this;
-  p.manifest = manifests.front();
+  p.manifest = found.front();
   p.iteration = p.manifest.iteration;
   p.sequence = p.manifest.sequence;
   p.old_size = p.manifest.rank_count;
@@ -365,7 +357,7 @@ std::optional<detail::StoredPrior> Hdf5Level::newest_of(int ranks) {
 }
 
 std::optional<detail::StoredPrior> Hdf5Level::prior() {
-  const int ranks = other_size(im_.size());
+  const int ranks = other_size(ctx_.size());
   if (ranks == 0) return std::nullopt;
   return newest_of(ranks);
 }
@@ -377,19 +369,19 @@ std::optional<detail::StoredPrior> Hdf5Level::prior_of_size(int old_size, std::s
   }
   auto p = newest_of(old_size);
   if (!p)
-    why = fmt::format("{} holds no complete HDF5 version written by {} ranks", im_.root().string(), old_size);
+    why = fmt::format("{} holds no complete HDF5 version written by {} ranks", root().string(), old_size);
   return p;
 }
 
 // Each wanted old rank's file, read as written (no member layout of this job).
 void Hdf5Level::read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
                            detail::PriorPieces& pieces) {
-  const auto dir = im_.root() / detail::version_dir_name(p.manifest.iteration);
+  const auto dir = root() / detail::version_dir_name(p.manifest.iteration);
   for (int q = 0; q < p.manifest.rank_count; ++q) {
     if (!r.want[static_cast<std::size_t>(q)]) continue;
     try {
       auto& buf = pieces.received[q];
-      im_.hdf5().read_rank_file_as_written(dir, p.manifest, q, buf);
+      hdf5().read_rank_file_as_written(dir, p.manifest, q, buf);
       pieces.at[q] = {buf.data(), buf.size()};
       pieces.moved += buf.size();
     } catch (const CheckpointError& e) {
@@ -402,8 +394,8 @@ void Hdf5Level::read_prior(const detail::StoredPrior& p, const detail::PriorRequ
 
 }  // namespace
 
-std::unique_ptr<detail::Level> detail::hdf5_level(detail::StoreImpl& store) {
-  return std::make_unique<Hdf5Level>(store);
+std::unique_ptr<detail::Level> detail::hdf5_level(LevelContext& ctx, const CheckpointConfig& o) {
+  return std::make_unique<Hdf5Level>(ctx, o.hdf5);
 }
 
 }  // namespace fx

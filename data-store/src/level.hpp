@@ -1,11 +1,14 @@
 #pragma once
 // A checkpoint level: where a version is kept (memory, node-local storage,
 // HDF5) and where restore() looks for one. Every level is one class behind
-// this interface, in a file of its own; levels.cpp lists them, fastest
-// first, and walks them. Adding a level: its file and one line there.
+// this interface, in a file of its own, that reaches the store's core only
+// through its LevelContext; standard_levels() (levels.cpp) lists them,
+// fastest first, and the core walks them. Adding a level: its file and its
+// line in that list (or, for a test's level, in the test's list).
 #include <fx/data_store/level.hpp>
+#include <fx/data_store/options.hpp>
 #include <fx/data_store/store.hpp>
-#include <fx/data_store/store_access.hpp>
+#include <fx/log.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -14,17 +17,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "buffer.hpp"
+#include "level_context.hpp"
 #include "manifest.hpp"
 #include "node_files.hpp"
 #include "resize_plan.hpp"
 
 namespace fx::detail {
-
-struct Slot;
-struct RestorePlan;
 
 class Level;
 
@@ -60,13 +62,11 @@ struct PriorRequest {
   std::vector<char> wanted;
 };
 
-// The store's internals, which every level works with.
-using StoreImpl = StoreAccess::Impl;
-
 // What a restore knows before it reads any level (the same on every rank).
 struct RestoreFacts {
   const RestorePlan& plan;                // memory's plan; plan.history: not a cold start
   double t0 = 0;                          // when restore() began
+  bool restart = true;                    // checkpoint.hdf5.restart: a cold start reads storage
   std::function<void(StorePoint)> fault;  // the store's fault point, at iteration -1
 };
 
@@ -79,9 +79,13 @@ struct KeepContext {
 class Level {
  public:
   virtual ~Level() = default;
+  // How stats and reports name it; a level outside fx's own (a test's)
+  // takes a number past them, and logs name it by name().
   virtual CheckpointLevel id() const = 0;
   // "node-local storage": how logs name it.
   virtual const char* name() const = 0;
+  // Its part of a commit's or restore's time (CheckpointStats::node_seconds).
+  virtual double& seconds(CheckpointStats& st) const = 0;
   // Memory holds every committed version first, so the levels below are
   // read only when it has nothing usable (restore()'s two tiers).
   virtual bool storage() const { return true; }
@@ -155,9 +159,33 @@ using Levels = std::vector<std::unique_ptr<Level>>;
 // checkpoint.<level>.every: commit number `sequence` is due (0: never).
 inline bool every_nth(std::int64_t sequence, int every) { return every > 0 && sequence % every == 0; }
 
-// Each level's file makes it; levels.cpp lists them.
-std::unique_ptr<Level> memory_level(StoreImpl& store);
-std::unique_ptr<Level> node_level(StoreImpl& store);
-std::unique_ptr<Level> hdf5_level(StoreImpl& store);
+// The head every storage level shares: its settings (`Config`, derived from
+// StorageLevelConfig), on() and due() from them, and on_unusable's rule.
+template <class Config>
+class StorageLevel : public Level {
+ public:
+  StorageLevel(LevelContext& ctx, Config options) : ctx_(ctx), o_(std::move(options)) {}
+  bool on() const override { return o_.every > 0; }
+  bool due(std::int64_t sequence) const override { return every_nth(sequence, o_.every); }
+
+ protected:
+  // Every version the level found failed its checks (`what` says so):
+  // restore()'s reason to throw when checkpoint.<key>.on_unusable is
+  // 'stop', else "" (`say`: rank 0 says that the job starts from scratch).
+  std::string unusable(const std::string& what, const char* key, bool say) const {
+    const std::string policy = std::string("checkpoint.") + key + ".on_unusable is ";
+    if (o_.on_unusable == UnusablePolicy::stop) return what + " and " + policy + "'stop'";
+    if (say && ctx_.rank() == 0) log::warn("{}; {}'fresh': starting from scratch", what, policy);
+    return "";
+  }
+  LevelContext& ctx_;
+  const Config o_;
+};
+
+// Each level's file makes it; standard_levels() lists them, fastest first.
+std::unique_ptr<Level> memory_level(LevelContext& ctx, const CheckpointConfig& o);
+std::unique_ptr<Level> node_level(LevelContext& ctx, const CheckpointConfig& o);
+std::unique_ptr<Level> hdf5_level(LevelContext& ctx, const CheckpointConfig& o);
+std::vector<LevelMaker> standard_levels();
 
 }  // namespace fx::detail

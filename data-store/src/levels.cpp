@@ -22,12 +22,12 @@ void Level::read_prior(const detail::StoredPrior& p, const detail::PriorRequest&
 }
 
 // Fastest first: restore() reads them in this order, and on a tie (the same
-// iteration in two levels) the earlier one wins.
-detail::Levels DataStore::Impl::make_levels() {
+// iteration in two levels) the earlier one wins. Memory comes first.
+std::vector<detail::LevelMaker> detail::standard_levels() { return {memory_level, node_level, hdf5_level}; }
+
+detail::Levels DataStore::Impl::make_levels(const std::vector<detail::LevelMaker>& makers) {
   detail::Levels l;
-  l.push_back(detail::memory_level(*this));
-  l.push_back(detail::node_level(*this));
-  l.push_back(detail::hdf5_level(*this));
+  for (const auto& make : makers) l.push_back(make(context, options));
   return l;
 }
 
@@ -39,14 +39,36 @@ bool DataStore::Impl::storage_due(std::int64_t seq) const {
   return false;
 }
 
+bool DataStore::Impl::storage_on() const {
+  for (const auto& l : levels)
+    if (l->storage() && l->on()) return true;
+  return false;
+}
+
 void DataStore::Impl::keep_below(detail::Slot& s, const detail::KeepContext& c) {
   for (const auto& l : levels) {
     if (!l->storage() || !l->due(s.sequence)) continue;
     const double t = now();
     l->keep(s, c);
     c.stats.level = l->id();
-    detail::level_seconds(c.stats, l->id()) = now() - t;
+    l->seconds(c.stats) = now() - t;
   }
+}
+
+void DataStore::Impl::adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t seq) {
+  for (std::size_t i = versions.size(); i-- > 0;) retire(i);
+  slot->iteration = iteration;
+  slot->sequence = seq;
+  slot->size = size();
+  slot->own_ok = true;
+  slot->committed = true;
+  versions.push_back(std::move(slot));
+  committed = iteration;
+  sequence = seq;
+  if (parity() || size() < 2)
+    protect(*versions.back(), true);
+  else
+    protect_buddy(*versions.back(), true, true);
 }
 
 std::string DataStore::Impl::below_memory() const {
@@ -92,7 +114,7 @@ std::optional<std::pair<CheckpointLevel, std::int64_t>> DataStore::Impl::walk(co
     auto timed = [&](Level* l, const auto& body) {
       const double t = now();
       body();
-      detail::level_seconds(st, l->id()) += now() - t;
+      l->seconds(st) += now() - t;
     };
     for (Level* l : tier) timed(l, [&] { l->open(f); });
     for (;;) {

@@ -8,38 +8,38 @@
 #include <fmt/ranges.h>
 
 #include "level.hpp"
-#include "store_impl.hpp"
 
 namespace fx::detail {
 namespace {
 
 class MemoryLevel final : public Level {
  public:
-  explicit MemoryLevel(StoreImpl& store) : im_(store) {}
+  explicit MemoryLevel(LevelContext& ctx) : ctx_(ctx) {}
   CheckpointLevel id() const override { return CheckpointLevel::memory; }
   const char* name() const override { return "memory"; }
+  double& seconds(CheckpointStats& st) const override { return st.memory_seconds; }
   bool storage() const override { return false; }
   bool on() const override { return true; }
 
   bool due(std::int64_t) const override { return true; }
-  bool keep(Slot& s, const KeepContext&) override { return im_.protect(s, s.own_ok); }
+  bool keep(Slot& s, const KeepContext&) override { return ctx_.protect(s); }
 
   bool reads(const RestoreFacts& f) const override { return !f.plan.fresh; }
   void open(const RestoreFacts& f) override {
     f_ = &f;
     tried_ = false;
-    if (f.plan.iteration < 0 && f.plan.history && im_.rank() == 0) {
+    if (f.plan.iteration < 0 && f.plan.history && ctx_.rank() == 0) {
       log::warn(
           "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together "
           "with the rank(s) holding its redundancy); {}",
-          f.plan.unrecoverable, im_.below_memory());
+          f.plan.unrecoverable, ctx_.below_memory());
     }
   }
   std::int64_t next() const override { return tried_ || f_ == nullptr ? -1 : f_->plan.iteration; }
   bool load() override;
-  void set_aside_above(std::int64_t iteration) override { im_.drop_above(iteration); }
+  void set_aside_above(std::int64_t iteration) override { ctx_.drop_above(iteration); }
   void read_prior(const StoredPrior& p, const PriorRequest& r, PriorPieces& pieces) override {
-    im_.fetch_prior(p.plan, p.iteration, r.want, r.wanted, pieces);
+    ctx_.fetch_prior(p, r, pieces);
   }
   bool lost(std::vector<int>& ranks) const override {
     if (f_ == nullptr || !f_->plan.history) return false;
@@ -48,7 +48,7 @@ class MemoryLevel final : public Level {
   }
 
  private:
-  StoreImpl& im_;
+  LevelContext& ctx_;
   const RestoreFacts* f_ = nullptr;  // the restore under way
   bool tried_ = false;
 };
@@ -57,23 +57,24 @@ bool MemoryLevel::load() {
   tried_ = true;
   const RestorePlan& plan = f_->plan;
   f_->fault(StorePoint::restore_load);
-  if (!im_.restore_memory(plan)) {
-    if (im_.rank() == 0)
+  if (!ctx_.restore_memory(plan)) {
+    if (ctx_.rank() == 0)
       log::warn("in-memory version of iteration {} failed its checks; {}", plan.iteration,
-                im_.below_memory());
+                ctx_.below_memory());
     return false;
   }
-  im_.committed = plan.iteration;
-  im_.sequence = plan.sequence;
+  ctx_.set_committed(plan.iteration, plan.sequence);
   int pulled = 0;
   for (const auto& rp : plan.ranks) pulled += rp.source != Source::own;
   log::info("restored iteration {} from memory ({} of {} ranks from {}) in {:.2f} ms", plan.iteration, pulled,
-            im_.size(), im_.parity() ? "parity" : "buddies", (now() - f_->t0) * 1e3);
+            ctx_.size(), ctx_.parity() ? "parity" : "buddies", (now() - f_->t0) * 1e3);
   return true;
 }
 
 }  // namespace
 
-std::unique_ptr<Level> memory_level(StoreImpl& store) { return std::make_unique<MemoryLevel>(store); }
+std::unique_ptr<Level> memory_level(LevelContext& ctx, const CheckpointConfig&) {
+  return std::make_unique<MemoryLevel>(ctx);
+}
 
 }  // namespace fx::detail

@@ -27,7 +27,6 @@
 
 #include "level.hpp"
 #include "node_files.hpp"
-#include "store_impl.hpp"
 
 namespace fx {
 namespace fs = std::filesystem;
@@ -184,79 +183,30 @@ void forget_node_file(std::vector<NodeFile>& files, std::int64_t iteration, int 
               files.end());
 }
 
-}  // namespace
-
-fs::path DataStore::Impl::node_root() const {
-  std::string dir = options.node.directory;
-  const std::string host = detail::host_name().data();
-  for (std::size_t at = dir.find("{host}"); at != std::string::npos;
-       at = dir.find("{host}", at + host.size()))
-    dir.replace(at, 6, host);
-  return dir;
-}
-
-void DataStore::Impl::drop_node_above(std::int64_t iteration) {
-  if (options.node.every <= 0) return;
-  const fs::path root = node_root();
-  for (const auto& v : detail::list_versions(root)) {
-    if (v.iteration > iteration) discard_version(root, v.path);
-  }
-}
-
-// Who holds what: the plan of restore_resized, with the node files as
-// their own images and held copies (the lowest rank that has one reads
-// it); `slots` gets every rank's inventory. Collective.
-detail::PriorPlan DataStore::Impl::plan_node(const std::vector<NodeFile>& files,
-                                             std::vector<std::vector<detail::SlotSummary>>& slots) {
-  const auto mine = summaries(files);
-  const auto k = comm.allreduce<std::uint64_t>(mine.size(), MPI_MAX);
-  if (k == 0) return {};
-  for (auto& i : exchange_summaries(mine, k, false)) slots.push_back(std::move(i.slots));
-  return detail::plan_prior(slots, 0);
-}
-
-std::string DataStore::Impl::load_node_prior(const detail::StoredPrior& p,
-                                             std::map<int, detail::Buffer>& local) {
-  std::string error;
-  const int r = rank();
-  for (int q = 0; q < p.plan.old_size; ++q) {
-    const auto& s = p.plan.sources[static_cast<std::size_t>(q)];
-    if (s.holder != r) continue;
-    const std::string why = map_planned(p.files, p.plan, q, local[q]);
-    if (why.empty()) continue;
-    log::error("restore after the relaunch: {}", why);
-    if (error.empty()) error = why;
-  }
-  return error;
-}
-
-namespace {
-
-class NodeLevel final : public detail::Level {
+class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
  public:
-  explicit NodeLevel(detail::StoreImpl& store) : im_(store) {}
+  NodeLevel(detail::LevelContext& ctx, const NodeCheckpointConfig& o) : StorageLevel(ctx, o) {}
   CheckpointLevel id() const override { return CheckpointLevel::node; }
   const char* name() const override { return "node-local storage"; }
-  bool on() const override { return im_.options.node.every > 0; }
+  double& seconds(CheckpointStats& st) const override { return st.node_seconds; }
 
-  bool due(std::int64_t seq) const override { return detail::every_nth(seq, im_.options.node.every); }
   bool keep(Slot& s, const detail::KeepContext& c) override;
 
   bool reads(const detail::RestoreFacts& f) const override {
-    return !f.plan.fresh && on() && (f.plan.history || im_.options.hdf5.restart);
+    return !f.plan.fresh && on() && (f.plan.history || f.restart);
   }
   void open(const detail::RestoreFacts& f) override;
   std::int64_t next() const override { return plan_.iteration; }
   bool load() override;
-  void set_aside_above(std::int64_t iteration) override { im_.drop_node_above(iteration); }
+  void set_aside_above(std::int64_t iteration) override { drop_above(iteration); }
   // The images this rank's files hold go to the ranks that want them.
   void read_prior(const detail::StoredPrior& p, const detail::PriorRequest& r,
                   detail::PriorPieces& pieces) override {
-    pieces.error = im_.load_node_prior(p, pieces.local);
-    im_.fetch_prior(p.plan, p.iteration, r.want, r.wanted, pieces);
+    pieces.error = load_prior(p, pieces.local);
+    ctx_.fetch_prior(p, r, pieces);
   }
   // Of any size, whichever level it came from.
-  void after_resized(std::int64_t iteration, bool) override { im_.drop_node_above(iteration); }
+  void after_resized(std::int64_t iteration, bool) override { drop_above(iteration); }
   bool lost(std::vector<int>& ranks) const override {
     ranks = lost_;
     return !lost_.empty() || !damaged_.empty();
@@ -265,9 +215,23 @@ class NodeLevel final : public detail::Level {
   std::optional<detail::StoredPrior> prior() override;
 
  private:
+  fs::path root() const;  // the directory, {host} replaced
+  // Versions above `iteration` in this rank's directory are an abandoned
+  // future, or failed their checks: moved aside when marked, removed when
+  // not (not collective).
+  void drop_above(std::int64_t iteration);
+  // Who holds what: the plan of restore_resized, with the node files as
+  // their own images and held copies (the lowest rank that has one reads
+  // it); `slots` gets every rank's inventory. Collective.
+  detail::PriorPlan plan(const std::vector<NodeFile>& files,
+                         std::vector<std::vector<detail::SlotSummary>>& slots);
+  // The old images of `p` this rank reads, mapped into `local` by old rank;
+  // the reason when one could not be (its buffer is then zeros, sent all
+  // the same: the receivers wait for it, and their checks fail).
+  std::string load_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
   detail::Buffer exchange_partner(const Slot& s);
   fs::path write_files(const Slot& s, detail::Manifest& marker, std::string& error);
-  void retain(const fs::path& root, std::int64_t iteration) const;
+  void retain(const fs::path& dir, std::int64_t iteration) const;
   // One planned version: every image from the rank that reads it, checked
   // and unpacked by its rank. Returns the ranks whose image failed (the
   // same list everywhere; empty: restored and adopted).
@@ -279,7 +243,6 @@ class NodeLevel final : public detail::Level {
   void forget(const std::vector<int>& failed);
   void log_restore(double seconds) const;
 
-  detail::StoreImpl& im_;
   bool fallback_ = false;  // during a run (else a cold restart)
   double t0_ = 0;
   std::vector<NodeFile> files_;                          // this rank's
@@ -290,22 +253,60 @@ class NodeLevel final : public detail::Level {
   std::vector<std::int64_t> damaged_;  // versions an image of which failed its checks, newest first
 };
 
+fs::path NodeLevel::root() const {
+  std::string dir = o_.directory;
+  const std::string host = detail::host_name().data();
+  for (std::size_t at = dir.find("{host}"); at != std::string::npos;
+       at = dir.find("{host}", at + host.size()))
+    dir.replace(at, 6, host);
+  return dir;
+}
+
+void NodeLevel::drop_above(std::int64_t iteration) {
+  if (!on()) return;
+  const fs::path dir = root();
+  for (const auto& v : detail::list_versions(dir)) {
+    if (v.iteration > iteration) discard_version(dir, v.path);
+  }
+}
+
+detail::PriorPlan NodeLevel::plan(const std::vector<NodeFile>& files,
+                                  std::vector<std::vector<detail::SlotSummary>>& slots) {
+  slots = ctx_.exchange_summaries(summaries(files));
+  if (slots.empty()) return {};
+  return detail::plan_prior(slots, 0);
+}
+
+std::string NodeLevel::load_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local) {
+  std::string error;
+  const int r = ctx_.rank();
+  for (int q = 0; q < p.plan.old_size; ++q) {
+    const auto& s = p.plan.sources[static_cast<std::size_t>(q)];
+    if (s.holder != r) continue;
+    const std::string why = map_planned(p.files, p.plan, q, local[q]);
+    if (why.empty()) continue;
+    log::error("restore after the relaunch: {}", why);
+    if (error.empty()) error = why;
+  }
+  return error;
+}
+
 detail::Buffer NodeLevel::exchange_partner(const Slot& s) {
-  const int n = im_.size();
-  const int r = im_.rank();
-  const int dest = detail::buddy_of(r, n, im_.distance);
-  const int src = detail::buddy_source(r, n, im_.distance);
+  const int n = ctx_.size();
+  const int r = ctx_.rank();
+  const int dest = detail::buddy_of(r, n, ctx_.buddy_distance());
+  const int src = detail::buddy_source(r, n, ctx_.buddy_distance());
   const std::uint64_t out = s.own_ok ? s.own_info.total_bytes : 0;
   std::uint64_t in = 0;
-  im_.comm.sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
+  ctx_.comm().sendrecv(&out, 1, dest, &in, 1, src, detail::kTagSize);
   detail::Buffer image;
   try {
-    detail::Transfer t(im_.comm, im_.orphans);
+    detail::Transfer t = ctx_.transfer();
     if (in > 0) image.reset(in);
     t.exchange(s.own.data(), out, dest, image.data(), in, src, detail::kTagNodePartner);
     t.wait();
   } catch (...) {
-    im_.orphan_buffers.push_back(std::move(image));  // the receive may still write it
+    ctx_.keep_until_drained(std::move(image));  // the receive may still write it
     throw;
   }
   return image;
@@ -317,19 +318,18 @@ detail::Buffer NodeLevel::exchange_partner(const Slot& s) {
 // distance away (on another host when there is one), freed once written so
 // that parity keeps its smaller memory.
 fs::path NodeLevel::write_files(const Slot& s, detail::Manifest& marker, std::string& error) {
-  const int r = im_.rank();
-  const auto& o = im_.options.node;
+  const int r = ctx_.rank();
   // A process failure here is repaired like any other in a commit.
   const detail::Buffer exchanged =
-      o.partner && im_.parity() && im_.size() > 1 ? exchange_partner(s) : detail::Buffer();
+      o_.partner && ctx_.parity() && ctx_.size() > 1 ? exchange_partner(s) : detail::Buffer();
   fs::path dir;
   try {
-    dir = detail::make_version_dir(im_.node_root(), s.iteration);
+    dir = detail::make_version_dir(root(), s.iteration);
     detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
     marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
-    const detail::Buffer* copy = exchanged.size() > 0     ? &exchanged
-                                 : o.partner && s.held_ok ? &s.held
-                                                          : nullptr;
+    const detail::Buffer* copy = exchanged.size() > 0      ? &exchanged
+                                 : o_.partner && s.held_ok ? &s.held
+                                                           : nullptr;
     if (copy) {
       const auto held = detail::read_header(copy->data(), copy->size(), copy->size(), "partner copy");
       detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
@@ -349,11 +349,11 @@ bool NodeLevel::keep(Slot& s, const detail::KeepContext& c) {
   detail::Manifest marker;
   marker.iteration = s.iteration;
   marker.sequence = s.sequence;
-  marker.rank_count = im_.size();
+  marker.rank_count = ctx_.size();
   std::string error;
   const fs::path dir = write_files(s, marker, error);
   c.fault(StorePoint::node_write);
-  if (!im_.agree(error.empty() ? 1 : 0)) {
+  if (!ctx_.agree(error.empty())) {
     FX_THROW(CheckpointError,
              error.empty()
                  ? fmt::format("node-local checkpoint of iteration {} failed on another rank (see its log)",
@@ -363,28 +363,28 @@ bool NodeLevel::keep(Slot& s, const detail::KeepContext& c) {
   // A marker lost here costs only this rank's files: its partner copy
   // elsewhere may still complete the version.
   try {
-    detail::write_manifest(dir, marker, marker_file(im_.rank()));
+    detail::write_manifest(dir, marker, marker_file(ctx_.rank()));
   } catch (const CheckpointError& e) {
     log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
     return true;
   }
-  retain(im_.node_root(), s.iteration);
+  retain(root(), s.iteration);
   return true;
 }
 
 // Retention: the newest `keep` versions with markers; versions above this
 // one belong to an abandoned future, older unmarked ones to a write cut
 // short. Every rank of a host decides alike on the same directory.
-void NodeLevel::retain(const fs::path& root, std::int64_t iteration) const {
+void NodeLevel::retain(const fs::path& dir, std::int64_t iteration) const {
   int kept = 1;
-  for (const auto& v : detail::list_versions(root)) {
+  for (const auto& v : detail::list_versions(dir)) {
     if (v.iteration == iteration) continue;
-    if (v.iteration < iteration && kept < im_.options.node.keep && has_marker(v.path)) {
+    if (v.iteration < iteration && kept < o_.keep && has_marker(v.path)) {
       ++kept;
       continue;
     }
     if (v.iteration > iteration) {
-      discard_version(root, v.path);
+      discard_version(dir, v.path);
       continue;
     }
     log::debug("node level: removing {}", v.path.string());
@@ -399,14 +399,14 @@ void NodeLevel::open(const detail::RestoreFacts& f) {
   hosts_.clear();
   lost_.clear();
   damaged_.clear();
-  files_ = scan_node_files(im_.node_root(), im_.size());
+  files_ = scan_node_files(root(), ctx_.size());
   const double t1 = now();
-  im_.restore_steps.emplace_back("scan", t1 - t0_);
-  plan_ = im_.plan_node(files_, slots_);
-  im_.restore_steps.emplace_back("plan", now() - t1);
+  ctx_.step("scan", t1 - t0_);
+  plan_ = plan(files_, slots_);
+  ctx_.step("plan", now() - t1);
   if (plan_.iteration >= 0 || plan_.old_size == 0) return;
   if (!plan_.lost.empty()) lost_ = plan_.lost.front().second;
-  if (im_.rank() == 0) {
+  if (ctx_.rank() == 0) {
     log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
               detail::lost_text(plan_, "rank(s)"));
   }
@@ -426,8 +426,8 @@ bool NodeLevel::load() {
 }
 
 void NodeLevel::forget(const std::vector<int>& failed) {
-  const int r = im_.rank();
-  if (hosts_.empty()) hosts_ = im_.gather_hosts();
+  const int r = ctx_.rank();
+  if (hosts_.empty()) hosts_ = ctx_.gather_hosts();
   std::vector<std::string> copies;
   for (const int q : failed) {
     const auto& s = plan_.sources[static_cast<std::size_t>(q)];
@@ -447,30 +447,30 @@ void NodeLevel::forget(const std::vector<int>& failed) {
 }
 
 std::vector<int> NodeLevel::load_version() {
-  im_.advise_fresh_members();  // a relaunched process: nothing touched them yet
-  auto slot = im_.spare_slot();
+  ctx_.advise_fresh_members();  // a relaunched process: nothing touched them yet
+  auto slot = ctx_.spare_slot();
   fetch(*slot);
   double last = now();
   auto mark = [&](const char* step) {
     const double t = now();
-    im_.restore_steps.emplace_back(step, t - last);
+    ctx_.step(step, t - last);
     last = t;
   };
   // Checks fail locally; the agreement below makes the verdict common.
   const bool ok = unpack(*slot);
   mark("unpack");
-  const bool agreed = im_.agree(ok ? 1 : 0);
+  const bool agreed = ctx_.agree(ok);
   mark("agree");
   if (!agreed) {
-    if (im_.pool.empty()) im_.pool.push_back(std::move(slot));
+    ctx_.give_back(std::move(slot));
     // Which images failed: a failure here is repaired like any other.
-    const auto oks = im_.comm.allgather<int>(ok ? 1 : 0);
+    const auto oks = ctx_.comm().allgather<int>(ok ? 1 : 0);
     std::vector<int> failed;
-    for (int q = 0; q < im_.size(); ++q)
+    for (int q = 0; q < ctx_.size(); ++q)
       if (oks[static_cast<std::size_t>(q)] == 0) failed.push_back(q);
     return failed;
   }
-  im_.adopt(std::move(slot), plan_.iteration, plan_.sequence);
+  ctx_.adopt(std::move(slot), plan_.iteration, plan_.sequence);
   mark("adopt");
   log_restore(now() - t0_);
   return {};
@@ -479,20 +479,20 @@ std::vector<int> NodeLevel::load_version() {
 // This rank's image into `slot`, from its own file or the rank that reads
 // it, and the images this rank reads sent to their ranks.
 void NodeLevel::fetch(Slot& slot) {
-  const int r = im_.rank();
+  const int r = ctx_.rank();
   const double t0 = now();
   const auto& me = plan_.sources[static_cast<std::size_t>(r)];
   std::vector<detail::Buffer> sent;
   try {
-    detail::Transfer t(im_.comm, im_.orphans);
+    detail::Transfer t = ctx_.transfer();
     if (me.holder != r) {
       slot.own.reset(me.bytes);
       t.recv(slot.own.data(), me.bytes, me.holder, detail::kTagNode);
     }
     const double t1 = now();
-    im_.restore_steps.emplace_back("buffers", t1 - t0);
+    ctx_.step("buffers", t1 - t0);
     double mapping = 0;
-    for (int q = 0; q < im_.size(); ++q) {
+    for (int q = 0; q < ctx_.size(); ++q) {
       const auto& s = plan_.sources[static_cast<std::size_t>(q)];
       if (s.holder != r) continue;
       detail::Buffer& b = q == r ? slot.own : sent.emplace_back();
@@ -501,19 +501,19 @@ void NodeLevel::fetch(Slot& slot) {
       mapping += now() - tm;  // zeros on failure: the receiver's checks fail
       if (q != r) t.send(b.data(), s.bytes, q, detail::kTagNode);
     }
-    im_.restore_steps.emplace_back("map", mapping);
+    ctx_.step("map", mapping);
     t.wait();
-    im_.restore_steps.emplace_back("transfer", now() - t1 - mapping);
+    ctx_.step("transfer", now() - t1 - mapping);
   } catch (...) {
-    im_.keep_until_drained(sent);  // transfers may still use them
-    im_.orphan_buffers.push_back(std::move(slot.own));
+    ctx_.keep_until_drained(sent);  // transfers may still use them
+    ctx_.keep_until_drained(std::move(slot.own));
     throw;
   }
 }
 
 bool NodeLevel::unpack(Slot& slot) const {
-  const int n = im_.size();
-  const int r = im_.rank();
+  const int n = ctx_.size();
+  const int r = ctx_.rank();
   const std::int64_t it = plan_.iteration;
   const std::string what = fmt::format("node-local image of iteration {}", it);
   try {
@@ -522,7 +522,7 @@ bool NodeLevel::unpack(Slot& slot) const {
       FX_THROW(CheckpointError, fmt::format("{}: holds iteration {} of rank {} of {}", what,
                                             slot.own_info.iteration, slot.own_info.rank, slot.own_info.size));
     }
-    detail::unpack_image(slot.own_info, slot.own.data(), im_.members, what, &im_.staging);
+    ctx_.unpack(slot.own_info, slot.own.data(), what);
   } catch (const CheckpointError& e) {
     log::warn("{}", e.what());
     return false;
@@ -532,10 +532,10 @@ bool NodeLevel::unpack(Slot& slot) const {
 
 void NodeLevel::log_restore(double seconds) const {
   double total = 0;
-  const std::string steps = im_.restore_steps_text(total);
+  const std::string steps = ctx_.steps_text(total);
   log::debug("node-local restore on this rank: {:.2f} ms ({})", seconds * 1e3, steps);
-  if (im_.rank() != 0) return;
-  const int n = im_.size();
+  if (ctx_.rank() != 0) return;
+  const int n = ctx_.size();
   int own = 0, moved = 0;
   for (int q = 0; q < n; ++q) {
     own += plan_.sources[static_cast<std::size_t>(q)].own;
@@ -555,22 +555,19 @@ void NodeLevel::log_restore(double seconds) const {
 // checkpoint.node.on_unusable decides (the versions go aside either way).
 std::string NodeLevel::give_up() const {
   if (damaged_.empty()) return "";
-  const std::string what =
+  return unusable(
       fmt::format("no node-local version is usable on the live hosts (iteration(s) {} failed their checks)",
-                  fmt::join(damaged_, ", "));
-  if (im_.options.node.on_unusable == UnusablePolicy::stop)
-    return what + " and checkpoint.node.on_unusable is 'stop'";
-  if (im_.rank() == 0) log::warn("{}; checkpoint.node.on_unusable is 'fresh': starting from scratch", what);
-  return "";
+                  fmt::join(damaged_, ", ")),
+      "node", true);
 }
 
 std::optional<detail::StoredPrior> NodeLevel::prior() {
   detail::StoredPrior p;
-  p.files = scan_node_files(im_.node_root(), im_.size(), false);
+  p.files = scan_node_files(root(), ctx_.size(), false);
   std::vector<std::vector<detail::SlotSummary>> slots;
-  p.plan = im_.plan_node(p.files, slots);
+  p.plan = plan(p.files, slots);
   if (p.plan.iteration < 0) {
-    if (!p.plan.lost.empty() && im_.rank() == 0) {
+    if (!p.plan.lost.empty() && ctx_.rank() == 0) {
       log::warn(
           "node-local storage holds no complete version of another job size on the live hosts "
           "(missing: {})",
@@ -588,8 +585,8 @@ std::optional<detail::StoredPrior> NodeLevel::prior() {
 
 }  // namespace
 
-std::unique_ptr<detail::Level> detail::node_level(detail::StoreImpl& store) {
-  return std::make_unique<NodeLevel>(store);
+std::unique_ptr<detail::Level> detail::node_level(LevelContext& ctx, const CheckpointConfig& o) {
+  return std::make_unique<NodeLevel>(ctx, o.node);
 }
 
 }  // namespace fx

@@ -451,7 +451,7 @@ CheckpointStats DataStore::Impl::finish_prior(const PriorVersion& v, const detai
   st.bytes = pieces.moved;
   st.old_size = v.size;
   st.seconds = seconds;
-  detail::level_seconds(st, v.level) = seconds;
+  from.seconds(st) = seconds;
   restore_stats = st;
   const auto delivered = comm.allreduce(static_cast<std::int64_t>(pieces.at.size()), MPI_SUM);
   if (rank() == 0) {
@@ -475,7 +475,7 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   if (own_.allreduce(im.resize_from_storage ? 1 : 0, MPI_MAX) == 1 && !stored) {
     // Found before a repair changed the ranks: planned again for these.
     const detail::RestorePlan cold;  // a cold start's: neither fresh nor a history
-    stored = im.find_stored_prior({cold, now(), {}});
+    stored = im.find_stored_prior({cold, now(), options_.hdf5.restart, {}});
     if (!stored)
       FX_THROW(CheckpointLost,
                "restore after the relaunch: the version of another job size found at the "

@@ -113,6 +113,13 @@ using detail::Slot;
 
 namespace detail {
 
+std::unique_ptr<DataStore> StoreAccess::make(CheckpointConfig options,
+                                             const std::vector<LevelMaker>& levels) {
+  auto store = make(std::move(options));
+  store->impl_->levels = store->impl_->make_levels(levels);
+  return store;
+}
+
 int StoreAccess::facts(const DataStore& store) {
   const FreshFacts f = store.impl_->fresh_facts(store.comm_.size());
   return (f.nothing ? kNothing : 0) | (f.not_restored ? kNotRestored : 0);
@@ -428,9 +435,6 @@ DataStore::DataStore(CheckpointConfig options)
     FX_THROW(CheckpointError,
              fmt::format("checkpoint.memory.parity_group is {}; expected 2 or more", m.parity_group));
   }
-  // A missing HDF5 plugin is found at start, not at the first HDF5
-  // checkpoint (a restart alone loads it when a version is there to read).
-  if (options_.hdf5.every > 0) impl_->hdf5();
 }
 
 DataStore::~DataStore() {
@@ -677,8 +681,7 @@ std::optional<std::int64_t> DataStore::restore() {
   const auto plan = [&] {
     // Storage is read at a fresh start only with a level that writes it (as
     // the runtime decides at the job's start).
-    const bool storage = options_.hdf5.every > 0 || options_.node.every > 0;
-    if (auto quick = im.plan_without_exchange(comm_, !(options_.hdf5.restart && storage)))
+    if (auto quick = im.plan_without_exchange(comm_, !(options_.hdf5.restart && im.storage_on())))
       return std::move(*quick);
     own_comm();
     const auto inv = im.exchange_inventories(im.versions, true);
@@ -690,7 +693,8 @@ std::optional<std::int64_t> DataStore::restore() {
 
   CheckpointStats st;
   st.bytes = bytes();
-  const detail::RestoreFacts facts{plan, t0, [this](StorePoint p) { fault_point(p, -1); }};
+  const detail::RestoreFacts facts{plan, t0, options_.hdf5.restart,
+                                   [this](StorePoint p) { fault_point(p, -1); }};
   return im.restore_from_levels(facts, st);
 }
 

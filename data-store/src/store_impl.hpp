@@ -1,8 +1,9 @@
 #pragma once
-// DataStore internals shared by store.cpp (API, commit, restore's plan),
-// levels.cpp (the list of levels and the walks over them), the levels
-// (memory_level.cpp, node_level.cpp, disk.cpp; level.hpp), redundancy.cpp
-// (buddy and parity exchanges), resize.cpp and statics.cpp.
+// The store's core, shared by store.cpp (API, commit, restore's plan),
+// levels.cpp (the list of levels and the walks over them), redundancy.cpp
+// (buddy and parity exchanges), async_commit.cpp, resize.cpp, statics.cpp
+// and level_context.cpp. The levels never include it: they see the core
+// through detail::LevelContext (level_context.hpp).
 #include <fx/data_store/store.hpp>
 
 #include <array>
@@ -16,102 +17,16 @@
 #include "async_commit.hpp"
 #include "buffer.hpp"
 #include "device_staging.hpp"
-#include "hdf5_plugin.hpp"
 #include "image.hpp"
 #include "level.hpp"
 #include "manifest.hpp"
 #include "node_files.hpp"
 #include "plan.hpp"
 #include "resize_plan.hpp"
+#include "slot.hpp"
 #include "statics.hpp"
 
 namespace fx::detail {
-
-constexpr int kHostName = 64;  // characters of a host name in the inventory exchange
-
-// Message tags of the store, on its own communicator (a duplicate of the
-// app's): they only keep the store's exchanges apart from each other.
-enum Tag : int {
-  kTagSize = 0x5f00,
-  kTagImage,
-  kTagPull,
-  kTagProtect,
-  kTagParity,
-  kTagRebuild,
-  kTagPrior,        // restore_resized: old images to the ranks that want them
-  kTagStatic,       // static members: a rank's own (publish, restore)
-  kTagStaticHeld,   // static members: the buddy's copy (restore)
-  kTagNode,         // node level: an image from the rank that read it to its rank
-  kTagOwnCopy,      // restore: a recovered rank's own copy, after its members
-  kTagNodePartner,  // node level under parity: the image of the rank whose partner copy this one writes
-};
-
-// This process's host name (MPI_Get_processor_name), NUL-terminated.
-std::array<char, kHostName> host_name();
-
-// One version on this rank: its own image and the redundancy it holds for
-// others (a buddy's image, or a parity block).
-// A recovered rank's pull straight into its members (pull_buddy).
-struct Pull {
-  bool direct = false;      // member messages (else one image into the slot)
-  bool compatible = false;  // the header matches the registered members
-  ImageInfo info;
-  std::string error;  // why the members cannot be used
-};
-
-struct Slot {
-  std::int64_t iteration = -1;
-  std::int64_t sequence = 0;
-  int size = 0;  // app size when taken
-  Buffer own;
-  ImageInfo own_info;
-  bool own_ok = false;  // own image complete (own_info.rank is the logical rank)
-  Buffer held;
-  std::uint64_t held_header = 0;
-  int held_rank = -1;  // buddy: whose image `held` is
-  bool held_ok = false;
-  bool parity_ok = false;    // parity: `held` is this rank's complete parity block
-  std::uint64_t stripe = 0;  // parity: padded image size of the group
-  bool committed = false;
-
-  void clear_flags();
-  // `held` now holds a complete image of `rank`.
-  void hold(int rank, std::uint64_t header);
-  SlotSummary summary() const;
-};
-
-// Nonblocking messages completed together. Messages over 1 GiB go in
-// pieces (MPI counts are int). On a failure the comm is revoked, so every
-// peer's pending operations end too, and unfinished requests are handed to
-// `orphans`, drained before the store touches its buffers again.
-class Transfer {
- public:
-  Transfer(const Comm& comm, std::vector<MPI_Request>& orphans) : comm_(comm), orphans_(orphans) {}
-  ~Transfer();
-  Transfer(const Transfer&) = delete;
-  Transfer& operator=(const Transfer&) = delete;
-
-  void send(const std::byte* data, std::size_t n, int peer, int tag);
-  void recv(std::byte* data, std::size_t n, int peer, int tag);
-  // Send `out` to `dest` and receive `in` from `src` (empty ones skipped),
-  // the send posted first. A large message is copied by its receiver when
-  // it matches (single-copy shared memory): posted receive first, the peer
-  // that posts second copies ours inside its receive before its own send
-  // is even announced, and the two copies run one after the other (an
-  // asynchronous 64 MiB buddy exchange took 21 ms that way, 11 ms now).
-  void exchange(const std::byte* out, std::size_t out_n, int dest, std::byte* in, std::size_t in_n, int src,
-                int tag);
-  void wait();
-  // Hand the requests over for completion later (background work).
-  std::vector<MPI_Request> release();
-
- private:
-  void post(std::byte* data, std::size_t n, int peer, int tag, bool send);
-  void fail(int rc);  // throws
-  const Comm& comm_;
-  std::vector<MPI_Request>& orphans_;
-  std::vector<MPI_Request> requests_;
-};
 
 struct PriorImage;  // resize.cpp
 
@@ -135,13 +50,6 @@ inline bool fresh_start(const FreshFacts& all, bool cold) {
   return all.nothing && (cold || !all.not_restored);
 }
 
-// The part of `st` a restore from `level` spent (memory, node or HDF5).
-inline double& level_seconds(CheckpointStats& st, CheckpointLevel level) {
-  return level == CheckpointLevel::memory ? st.memory_seconds
-         : level == CheckpointLevel::node ? st.node_seconds
-                                          : st.hdf5_seconds;
-}
-
 // A transfer a restore planned, posted once the app has resumed.
 struct Deferred {
   std::byte* data = nullptr;
@@ -158,7 +66,7 @@ namespace fx {
 
 struct DataStore::Impl {
   Impl(const CheckpointConfig& o, const Comm& c, std::vector<Member>& m, const std::vector<StaticMember>& st)
-      : options(o), comm(c), members(m), statics(st), levels(make_levels()) {}
+      : options(o), comm(c), members(m), statics(st), levels(make_levels(detail::standard_levels())) {}
 
   const CheckpointConfig& options;
   const Comm& comm;
@@ -167,11 +75,14 @@ struct DataStore::Impl {
   detail::StaticCopies sc;
 
   // The checkpoint levels, fastest first (levels.cpp): memory, then those
-  // beneath it, each behind detail::Level.
+  // beneath it, each behind detail::Level, reaching this core only through
+  // `context`.
+  detail::LevelContext context{*this};
   detail::Levels levels;
-  detail::Levels make_levels();
+  detail::Levels make_levels(const std::vector<detail::LevelMaker>& makers);
   detail::Level& memory();
   bool storage_due(std::int64_t sequence) const;  // a level below memory keeps this commit
+  bool storage_on() const;                        // a level below memory is on
   // A committed version to every level below memory that is due; each
   // one's time into `c.stats`, its level the last one's.
   void keep_below(detail::Slot& s, const detail::KeepContext& c);
@@ -206,13 +117,6 @@ struct DataStore::Impl {
   CheckpointStats commit_stats, restore_stats;
   detail::Buffer scratch_a, scratch_b;
   bool warned_alone = false;
-  std::vector<std::filesystem::path> retired_dirs;  // rank 0: HDF5 directories to remove next time
-  const detail::Hdf5Api* hdf5_plugin = nullptr;     // loaded at the first HDF5 file read or written
-
-  const detail::Hdf5Api& hdf5() {
-    if (hdf5_plugin == nullptr) hdf5_plugin = &detail::load_hdf5_plugin();
-    return *hdf5_plugin;
-  }
 
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }
@@ -361,37 +265,15 @@ struct DataStore::Impl {
   void start_deferred_statics();  // sc.deferred, completed in the background
   void install_held(detail::IncomingHeld& in);
 
-  // HDF5 level (disk.cpp)
-  // Rank 0 reads the manifests of the complete versions written by `ranks`
-  // ranks; every rank gets them, newest first. `seen`: versions found at all.
-  std::vector<detail::Manifest> hdf5_manifests(int ranks, std::uint64_t& seen);
-  // This rank's file of `m` into `slot` and the members; false on every
-  // rank when some rank could not.
-  bool load_hdf5(const detail::Manifest& m, detail::Slot& slot);
   // A version read back from a lower level (own image in `slot`) becomes
   // the only one, re-protected in memory (buddy copies in the background:
   // until they arrive, the level it came from still holds it). Collective.
   void adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t sequence);
 
-  // Node-local level (node_level.cpp)
-  std::filesystem::path node_root() const;  // directory with {host} replaced
   std::vector<char> gather_host_names();    // kHostName bytes per rank. Collective.
   std::vector<std::string> gather_hosts();  // every rank's host name. Collective.
-  // Where each old rank's image is among `files` of every rank (their
-  // inventories into `slots`): restore_resized's plan. Collective.
-  detail::PriorPlan plan_node(const std::vector<detail::NodeFile>& files,
-                              std::vector<std::vector<detail::SlotSummary>>& slots);
-  // The old images of `p` this rank reads, mapped into `local` by old rank;
-  // the reason when one could not be (its buffer is then zeros, sent all
-  // the same: the receivers wait for it, and their checks fail).
-  std::string load_node_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
-  // Versions above `iteration` in this rank's node directory are an
-  // abandoned future, or failed their checks: moved aside when marked,
-  // removed when not (not collective).
-  void drop_node_above(std::int64_t iteration);
-  std::filesystem::path root() const { return options.hdf5.directory; }
   // restore(): where this rank's time went, step by step (seconds), for the
-  // node level's log line.
+  // restoring level's log line.
   std::vector<std::pair<const char*, double>> restore_steps;
   bool restored_before = false;  // a restore() returned on this rank (the job's start read storage)
   // "arrival 12.0, inventory 3.1, ... ms" and their sum (seconds).

@@ -182,8 +182,39 @@ std::vector<ConfigKey> spares_recovery_detector_keys() {
   };
 }
 
+// What a storage level's shared keys say, and where its own go.
+struct StorageTexts {
+  const char* where;          // every: "node-local storage"
+  const char* directory;      // directory's doc
+  const char* directory_env;  // its environment variable ("": none)
+  const char* retained;       // keep: "per node directory"
+  const char* unusable;       // on_unusable's doc
+};
+
+// The keys every storage level has (StorageLevelConfig: every, directory,
+// keep, on_unusable) under `prefix`, of the part `level` picks out of the
+// configuration; the level's own keys `own` go in before key `at`.
+template <class Part>
+std::vector<ConfigKey> storage_level_keys(const std::string& prefix, Part level, const StorageTexts& t,
+                                          std::size_t at, std::vector<ConfigKey> own) {
+  auto field = [level](auto member) {
+    return [ level, member ](auto& c) -> auto& { return level(c).*member; };
+  };
+  std::vector<ConfigKey> keys = {
+      integer(prefix + ".every", field(&StorageLevelConfig::every), 0, "an interval >= 0 (0: off)",
+              fmt::format("every m-th memory version also goes to {}", t.where)),
+      path(prefix + ".directory", field(&StorageLevelConfig::directory), "a directory path", false,
+           t.directory, t.directory_env),
+      integer(prefix + ".keep", field(&StorageLevelConfig::keep), 1, "a number of versions >= 1",
+              fmt::format("complete versions retained {}", t.retained)),
+      named<UnusablePolicy>(prefix + ".on_unusable", field(&StorageLevelConfig::on_unusable), t.unusable),
+  };
+  keys.insert(keys.begin() + static_cast<std::ptrdiff_t>(at), own.begin(), own.end());
+  return keys;
+}
+
 std::vector<ConfigKey> checkpoint_keys() {
-  return {
+  std::vector<ConfigKey> keys = {
       interval("checkpoint.memory.every", FX_MEMBER(checkpoint.memory.every),
                FX_MEMBER(checkpoint.memory.every_auto), "commit a version every k iterations"),
       integer("checkpoint.memory.buddy_distance", FX_MEMBER(checkpoint.memory.buddy_distance), 1,
@@ -198,29 +229,26 @@ std::vector<ConfigKey> checkpoint_keys() {
               "buddy commits finish in the background (exchange, agreement)"),
       named<SnapshotCopier>("checkpoint.memory.copier", FX_MEMBER(checkpoint.memory.copier),
                             "who copies during_next_step members: a thread, the step end, or auto"),
-      integer("checkpoint.node.every", FX_MEMBER(checkpoint.node.every), 0, "an interval >= 0 (0: off)",
-              "every m-th memory version also goes to node-local storage"),
-      path("checkpoint.node.directory", FX_MEMBER(checkpoint.node.directory), "a directory path", false,
-           "node-local directory; {host} is this host's name", ""),
-      boolean("checkpoint.node.partner", FX_MEMBER(checkpoint.node.partner),
-              "also write the buddy copy this rank holds"),
-      integer("checkpoint.node.keep", FX_MEMBER(checkpoint.node.keep), 1, "a number of versions >= 1",
-              "complete versions retained per node directory"),
-      named<UnusablePolicy>("checkpoint.node.on_unusable", FX_MEMBER(checkpoint.node.on_unusable),
-                            "node-local versions found but none usable: start from scratch, or stop"),
-      integer("checkpoint.hdf5.every", FX_MEMBER(checkpoint.hdf5.every), 0, "an interval >= 0 (0: off)",
-              "every m-th memory version also goes to disk"),
-      path("checkpoint.hdf5.directory", FX_MEMBER(checkpoint.hdf5.directory), "a directory path", false,
-           "one file per rank per version", "FX_CHECKPOINT_DIR"),
-      integer("checkpoint.hdf5.keep", FX_MEMBER(checkpoint.hdf5.keep), 1, "a number of versions >= 1",
-              "complete versions retained on disk"),
-      boolean("checkpoint.hdf5.restart", FX_MEMBER(checkpoint.hdf5.restart),
-              "a new run restarts from the newest valid version"),
-      named<UnusablePolicy>("checkpoint.hdf5.on_unusable", FX_MEMBER(checkpoint.hdf5.on_unusable),
-                            "versions on disk but none usable: start from scratch, or stop"),
-      number("checkpoint.mtbf_s", FX_MEMBER(checkpoint.mtbf_s), false,
-             "the job's mean time between failures, for every: auto"),
   };
+  auto add = [&keys](std::vector<ConfigKey> more) {
+    for (auto& k : more) keys.push_back(std::move(k));
+  };
+  add(storage_level_keys(
+      "checkpoint.node", FX_MEMBER(checkpoint.node),
+      {"node-local storage", "node-local directory; {host} is this host's name", "", "per node directory",
+       "node-local versions found but none usable: start from scratch, or stop"},
+      2,
+      {boolean("checkpoint.node.partner", FX_MEMBER(checkpoint.node.partner),
+               "also write the buddy copy this rank holds")}));
+  add(storage_level_keys("checkpoint.hdf5", FX_MEMBER(checkpoint.hdf5),
+                         {"disk", "one file per rank per version", "FX_CHECKPOINT_DIR", "on disk",
+                          "versions on disk but none usable: start from scratch, or stop"},
+                         3,
+                         {boolean("checkpoint.hdf5.restart", FX_MEMBER(checkpoint.hdf5.restart),
+                                  "a new run restarts from the newest valid version")}));
+  keys.push_back(number("checkpoint.mtbf_s", FX_MEMBER(checkpoint.mtbf_s), false,
+                        "the job's mean time between failures, for every: auto"));
+  return keys;
 }
 
 std::vector<ConfigKey> tryblock_reinit_log_report_keys() {

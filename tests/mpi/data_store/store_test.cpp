@@ -12,7 +12,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+
+#include "level.hpp"  // the store's levels (standard_levels) and a test's own (dir_level.cpp)
 
 namespace {
 
@@ -79,11 +82,16 @@ struct State {
 struct Process {
   std::unique_ptr<State> state;
   std::unique_ptr<fx::DataStore> store;
-  Process(const fx::CheckpointConfig& cfg, const fx::Comm& comm) { start(cfg, comm); }
+  std::vector<fx::detail::LevelMaker> levels;  // empty: the standard ones
+  Process(const fx::CheckpointConfig& cfg, const fx::Comm& comm,
+          std::vector<fx::detail::LevelMaker> with = {})
+      : levels(std::move(with)) {
+    start(cfg, comm);
+  }
   void start(const fx::CheckpointConfig& cfg, const fx::Comm& comm) {
     store.reset();
     state = std::make_unique<State>(comm.rank());
-    store = fx::detail::StoreAccess::make(cfg);
+    store = levels.empty() ? fx::detail::StoreAccess::make(cfg) : fx::detail::StoreAccess::make(cfg, levels);
     fx::detail::StoreAccess::set_comm(*store, comm);
     state->add_to(*store);
   }
@@ -835,5 +843,138 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 1);
   EXPECT_EQ(StoreAccess::facts(*p.store), 0);
 }
+
+// ----------------------------------------------------------- the walk
+// The restore walk over each storage level alike, fx's own and the test
+// tree's own (dir_level.cpp: a level that is one file and its line in the
+// list below): the newest version wins, a version failing its checks on
+// one rank is passed over for the one before and set aside, never deleted,
+// and when every version fails, on_unusable decides.
+
+}  // namespace
+
+namespace fx::test {  // dir_level.cpp's
+extern const CheckpointLevel kDirLevel;
+detail::LevelMaker dir_level(const StorageLevelConfig& options);
+}  // namespace fx::test
+
+namespace {
+
+struct WalkCase {
+  const char* name;
+  fx::CheckpointLevel level;
+  const char* rank_file;  // rank r's file in a version's directory
+  // Damage a file by flipping a bit of its middle (the node level's scan
+  // sets aside a truncated file as missing: it checks the sizes), else by
+  // cutting 100 bytes off.
+  bool flip;
+  // A store's settings and levels with this level set by `o`.
+  std::function<void(const fx::StorageLevelConfig& o, fx::CheckpointConfig& c,
+                     std::vector<fx::detail::LevelMaker>& levels)>
+      set;
+};
+
+const WalkCase kWalkCases[] = {
+    {"node", fx::CheckpointLevel::node, "rank-{:06d}.img", true,
+     [](const fx::StorageLevelConfig& o, fx::CheckpointConfig& c, auto&) {
+       static_cast<fx::StorageLevelConfig&>(c.node) = o;
+       c.node.partner = false;  // one damaged image fails its version
+     }},
+    {"hdf5", fx::CheckpointLevel::hdf5, "rank-{:06d}.h5", false,
+     [](const fx::StorageLevelConfig& o, fx::CheckpointConfig& c, auto&) {
+       static_cast<fx::StorageLevelConfig&>(c.hdf5) = o;
+     }},
+    {"dir", fx::test::kDirLevel, "rank-{:06d}.img", false,
+     [](const fx::StorageLevelConfig& o, fx::CheckpointConfig&, auto& levels) {
+       levels = fx::detail::standard_levels();
+       levels.push_back(fx::test::dir_level(o));  // the level's line in the list
+     }},
+};
+
+class DataStoreWalk : public ::testing::TestWithParam<WalkCase> {
+ protected:
+  // Memory and the level under test on at every commit, 4 versions kept.
+  Process start(const fx::Comm& comm, fx::UnusablePolicy policy = fx::UnusablePolicy::fresh) {
+    fx::StorageLevelConfig o;
+    o.every = 1;
+    o.keep = 4;
+    o.directory = root().string();
+    o.on_unusable = policy;
+    fx::CheckpointConfig c;
+    c.memory.every = 1;
+    c.hdf5.directory = (dir_.path / "unused").string();
+    std::vector<fx::detail::LevelMaker> levels;
+    GetParam().set(o, c, levels);
+    return Process(c, comm, std::move(levels));
+  }
+  fs::path root() const { return dir_.path / GetParam().name; }
+  fs::path version(std::int64_t it) const { return root() / fmt::format("iter-{:012d}", it); }
+  // Rank 0 damages rank q's file of version `it`.
+  void damage(std::int64_t it, int q) const {
+    if (world_rank() == 0) {
+      const fs::path f = version(it) / fmt::format(GetParam().rank_file, q);
+      if (GetParam().flip) {
+        std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+        io.seekg(static_cast<std::streamoff>(fs::file_size(f) / 2));
+        const char c = static_cast<char>(io.get() ^ 0x10);
+        io.seekp(static_cast<std::streamoff>(fs::file_size(f) / 2));
+        io.put(c);
+      } else {
+        fs::resize_file(f, fs::file_size(f) - 100);
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  void commit_versions(const fx::Comm& comm, std::int64_t last) {
+    Process p = start(comm);
+    for (std::int64_t it = 1; it <= last; ++it) p.commit(it);
+    EXPECT_EQ(p.store->last_commit_stats().level, GetParam().level);
+  }
+  SharedDir dir_;
+};
+
+TEST_P(DataStoreWalk, NewestVersionWins) {
+  const fx::Comm comm = make_comm();
+  commit_versions(comm, 3);
+  Process fresh = start(comm);
+  expect_restore(fresh, 3, GetParam().level);
+  EXPECT_TRUE(fresh.store->last_restore_stats().skipped.empty());
+}
+
+TEST_P(DataStoreWalk, DamagedVersionIsPassedOverAndSetAside) {
+  const fx::Comm comm = make_comm();
+  commit_versions(comm, 3);
+  damage(3, comm.size() - 1);
+  Process fresh = start(comm);
+  expect_restore(fresh, 2, GetParam().level);
+  const auto& skipped = fresh.store->last_restore_stats().skipped;
+  ASSERT_EQ(skipped.size(), 1U);
+  EXPECT_EQ(skipped[0].level, GetParam().level);
+  EXPECT_EQ(skipped[0].iteration, 3);
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_FALSE(fs::exists(version(3)));
+  EXPECT_TRUE(fs::exists(root() / "quarantine" / "iter-000000000003"));
+  fresh.commit(4);  // the level goes on writing
+  EXPECT_EQ(fresh.store->last_commit_stats().level, GetParam().level);
+}
+
+TEST_P(DataStoreWalk, NothingUsableStartsFreshOrStops) {
+  const fx::Comm comm = make_comm();
+  commit_versions(comm, 2);
+  damage(1, 0);
+  damage(2, comm.size() - 1);
+  {
+    Process strict = start(comm, fx::UnusablePolicy::stop);
+    EXPECT_THROW(fx::detail::StoreAccess::restore(*strict.store), fx::CheckpointLost);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Process fresh = start(comm);
+  EXPECT_FALSE(fx::detail::StoreAccess::restore(*fresh.store).has_value());
+  EXPECT_EQ(fresh.store->last_restore_level(), fx::CheckpointLevel::none);
+  EXPECT_EQ(fresh.store->last_restore_stats().skipped.size(), 2U);
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, DataStoreWalk, ::testing::ValuesIn(kWalkCases),
+                         [](const auto& each) { return std::string(each.param.name); });
 
 }  // namespace

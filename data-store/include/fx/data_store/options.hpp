@@ -34,27 +34,35 @@ struct MemoryCheckpointConfig {
   SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
 };
 
-/// `checkpoint.hdf5`: versions on disk, one HDF5 file per rank per version.
-struct Hdf5CheckpointConfig {
-  int every = 0;  ///< every m-th memory commit also to disk (0: off)
-  /// Where the files go; must be writable.
-  std::string directory = "fx-checkpoints";
-  int keep = 2;         ///< complete versions retained
-  bool restart = true;  ///< cold restart from the newest valid version
-  /// Versions on disk but none usable: start from scratch, or throw fx::CheckpointLost.
+/// What every storage level below memory is set by (`checkpoint.node`,
+/// `checkpoint.hdf5`, and a level added to the store): how often it keeps a
+/// version, where, how many, and what a restore does when none it holds is
+/// usable.
+struct StorageLevelConfig {
+  int every = 0;          ///< every m-th memory commit also to this level (0: off)
+  std::string directory;  ///< where its versions go; must be writable
+  int keep = 2;           ///< complete versions retained (per directory)
+  /// Versions found but none usable: start from scratch, or throw fx::CheckpointLost.
   UnusablePolicy on_unusable = UnusablePolicy::fresh;
 };
 
-/// Node-local storage (SCR's second level): survives a lost host when the
-/// partner copies are on, without the shared filesystem's cost.
-struct NodeCheckpointConfig {
-  int every = 0;  ///< every m-th memory commit also to node-local storage (0: off)
-  std::string directory = "/tmp/fx-node-{host}";  ///< `{host}`: this host's name
+/// `checkpoint.node`: node-local storage (SCR's second level), which
+/// survives a lost host when the partner copies are on, without the shared
+/// filesystem's cost. `directory`: `{host}` is this host's name; a version
+/// is unusable when every copy of some image failed its checks.
+struct NodeCheckpointConfig : StorageLevelConfig {
+  /// The default directory, `/tmp/fx-node-{host}`.
+  NodeCheckpointConfig() { directory = "/tmp/fx-node-{host}"; }
   bool partner = true;  ///< also write the buddy copy this rank holds (needs scheme: buddy)
-  int keep = 2;         ///< complete versions retained per directory
-  /// Versions found but every copy of some image failed its checks, in
-  /// every version: start from scratch, or throw fx::CheckpointLost.
-  UnusablePolicy on_unusable = UnusablePolicy::fresh;
+};
+
+/// `checkpoint.hdf5`: versions on disk, one HDF5 file per rank per version.
+struct Hdf5CheckpointConfig : StorageLevelConfig {
+  /// The default directory, `fx-checkpoints`.
+  Hdf5CheckpointConfig() { directory = "fx-checkpoints"; }
+  /// A new run (a cold start) restores from the newest valid version in
+  /// storage, node-local or HDF5.
+  bool restart = true;
 };
 
 /// `checkpoint`: every setting of the data store.

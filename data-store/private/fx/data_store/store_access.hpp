@@ -4,6 +4,7 @@
 // data-less restore() after a repair needs no collective of its own.
 #include <fx/data_store/store.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,12 @@
 #include <vector>
 
 namespace fx::detail {
+
+class Level;
+class LevelContext;
+// Makes a checkpoint level of a store (data-store/src/level.hpp), from the
+// store's context for its levels and its settings.
+using LevelMaker = std::function<std::unique_ptr<Level>(LevelContext&, const CheckpointConfig&)>;
 
 struct StoreAccess {
   // The store's internals (data-store/src/store_impl.hpp), for its parts.
@@ -21,6 +28,9 @@ struct StoreAccess {
   static std::unique_ptr<DataStore> make(CheckpointConfig options = {}) {
     return std::unique_ptr<DataStore>(new DataStore(std::move(options)));
   }
+  // The same with the levels `levels` makes, fastest first, memory first
+  // (standard_levels() and a test's own level).
+  static std::unique_ptr<DataStore> make(CheckpointConfig options, const std::vector<LevelMaker>& levels);
   // Collective after a repair (or at start): restore the newest version
   // every rank can get (own memory, buddy or parity, then node-local
   // storage or HDF5, the newer first); its iteration, or nullopt when there
