@@ -4,15 +4,23 @@
 # download it), built once into a prefix outside the tracked tree and reused
 # after (a stamp names the source's checksum). Prints the prefix.
 #
-#   FX_KOKKOS_SOURCE   the tarball (default ../shared/deps/kokkos-4.6.01.tar.gz)
-#   FX_KOKKOS4_PREFIX  where it goes (default .deps/kokkos-4.6.01-openmp)
+#   FX_KOKKOS_SOURCE    the tarball (default ../shared/deps/kokkos-4.6.01.tar.gz)
+#   FX_KOKKOS4_BACKEND  openmp (default), or hip: the HIP backend compiled by
+#                       hipcc for an AMD MI200 (gfx90a; scripts/hip_check.sh)
+#   FX_KOKKOS4_PREFIX   where it goes (default .deps/kokkos-4.6.01-<backend>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=4.6.01
 # ../shared/deps/README.md gives this checksum; a tarball that differs is not the release.
 sha256=7b9d6da9020f399a05a03a91bf73c3426cbd83c60aec5fe92bfb968c0effca8c
 src=${FX_KOKKOS_SOURCE:-$root/../shared/deps/kokkos-$version.tar.gz}
-prefix=${FX_KOKKOS4_PREFIX:-$root/.deps/kokkos-$version-openmp}
+backend=${FX_KOKKOS4_BACKEND:-openmp}
+case $backend in
+  openmp) flags=(-DKokkos_ENABLE_OPENMP=ON) ;;
+  hip) flags=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON -DKokkos_ENABLE_ROCTHRUST=OFF -DCMAKE_CXX_COMPILER=hipcc) ;;
+  *) echo "fx setup --kokkos 4: FX_KOKKOS4_BACKEND is '$backend'; expected openmp or hip" >&2; exit 2 ;;
+esac
+prefix=${FX_KOKKOS4_PREFIX:-$root/.deps/kokkos-$version-$backend}
 stamp=$prefix/.fx-kokkos-$sha256
 
 if [ -f "$stamp" ]; then
@@ -31,11 +39,11 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/fx-kokkos4.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS
-echo "fx setup --kokkos 4: building Kokkos $version (OpenMP, Serial) into $prefix" >&2
+echo "fx setup --kokkos 4: building Kokkos $version ($backend, Serial) into $prefix" >&2
 tar -xzf "$src" -C "$work"
 rm -rf "$prefix"
 cmake -S "$work/kokkos-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
-  -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF \
+  "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF \
   -DKokkos_ENABLE_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$prefix" >"$work/configure.log" 2>&1 ||
   { tail -n 30 "$work/configure.log" >&2; exit 1; }
 cmake --build "$work/build" -j "${FX_JOBS:-$(nproc)}" --target install >"$work/build.log" 2>&1 ||

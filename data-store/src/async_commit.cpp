@@ -50,6 +50,18 @@ void SnapshotCopier::wait() {
   if (thread_.joinable()) thread_.join();
 }
 
+void StorageWriter::start(std::function<void()> work) {
+  started_ = true;
+  thread_ = std::thread([this, w = std::move(work)] {
+    w();
+    done_ = true;
+  });
+}
+
+void StorageWriter::wait() {
+  if (thread_.joinable()) thread_.join();
+}
+
 }  // namespace detail
 
 bool DataStore::Impl::copier_thread() const {
@@ -65,12 +77,16 @@ bool DataStore::Impl::copier_thread() const {
 }
 
 bool DataStore::Impl::async_due(std::int64_t seq) const {
-  return options.memory.async && !parity() && size() > 1 && !storage_due(seq);
+  // One rank: its storage writes go to a thread of the store's too.
+  return options.memory.async && !parity() && (!storage_due(seq) || size() == 1);
 }
 
 void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later,
-                                  const std::string& error, std::uint64_t static_sent, double t0) {
+                                  const std::string& error, std::uint64_t static_sent, double t0,
+                                  std::function<void(StorePoint)> fault) {
   auto a = std::make_unique<detail::AsyncCommit>();
+  a->storage = storage_due(s.sequence);
+  a->fault = std::move(fault);
   a->slot = &s;
   a->iteration = s.iteration;
   a->packed = error.empty();
@@ -90,6 +106,10 @@ void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCo
 
 void DataStore::Impl::post_async() {
   detail::AsyncCommit& a = *pending;
+  if (alone()) {  // no buddy: the snapshot, then the agreement
+    a.sizes_done = a.image_posted = true;
+    return;
+  }
   const int n = size();
   a.dest = detail::buddy_of(rank(), n, distance);
   a.src = detail::buddy_source(rank(), n, distance);
@@ -143,6 +163,28 @@ void DataStore::Impl::finish_snapshot() {
   a.snapshot_done = true;
 }
 
+// One rank: the storage levels' writes on the writer thread once the
+// snapshot is complete, then their publish here; false while writing. A
+// failure drops the version (CheckpointError, as a failed commit).
+bool DataStore::Impl::advance_storage(bool block) {
+  detail::AsyncCommit& a = *pending;
+  if (!a.storage || a.stored || !a.slot->own_ok) return true;
+  Slot& s = *a.slot;
+  if (!a.writer.started()) a.writer.start([this, &a, &s] { a.write_errors = write_below(s, a.stats); });
+  if (!block && !a.writer.finished()) return false;
+  a.writer.wait();
+  a.stored = true;
+  try {
+    publish_below(s, {a.stats, a.fault}, a.write_errors);
+  } catch (const CheckpointError&) {
+    const std::int64_t it = a.iteration;
+    pending.reset();
+    drop_from(it);
+    throw;
+  }
+  return true;
+}
+
 bool DataStore::Impl::advance_exchange(bool block) {
   detail::AsyncCommit& a = *pending;
   Slot& s = *a.slot;
@@ -152,6 +194,7 @@ bool DataStore::Impl::advance_exchange(bool block) {
   release_snapshot();
   if (!block && !a.copier.finished()) return false;
   finish_snapshot();
+  if (!advance_storage(block)) return false;
   bool done = false;
   if (!a.sizes_done) {
     std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
@@ -181,14 +224,21 @@ bool DataStore::Impl::advance_exchange(bool block) {
 bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_agree) {
   if (!pending) return false;
   detail::AsyncCommit& a = *pending;
-  Slot& s = *a.slot;
   const double t = now();
   advance_exchange(block);
   if (a.exchanged && !a.agreement.posted()) {
     at_agree();
-    a.agreement.post(comm.raw(), s.own_ok && a.in[0] > 0 ? 1 : 0);
+    a.agreement.post(comm.raw(), a.slot->own_ok && (a.in[0] > 0 || size() == 1) ? 1 : 0);
   }
-  bool agreed = a.agreement.posted() && a.agreement.test();
+  const bool agreed = a.agreement.posted() && wait_agreement(block);
+  a.stats.background_seconds += now() - t;
+  if (agreed) conclude_async();
+  return agreed;
+}
+
+bool DataStore::Impl::wait_agreement(bool block) {
+  detail::AsyncCommit& a = *pending;
+  bool agreed = a.agreement.test();
   detail::FailureHandler* h = detail::CommAccess::handler(comm);
   while (block && !agreed) {
     // A revoke does not end an agreement: leave when a repair started.
@@ -200,8 +250,12 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
     sched_yield();  // oversubscribed: let the peers we wait for run
     agreed = a.agreement.test();
   }
-  a.stats.background_seconds += now() - t;
-  if (!agreed) return false;
+  return agreed;
+}
+
+void DataStore::Impl::conclude_async() {
+  detail::AsyncCommit& a = *pending;
+  Slot& s = *a.slot;
   const ulfm::Agreement r = a.agreement.result();
   if (r.rc != MPI_SUCCESS) comm.check(r.rc, "MPIX_Comm_iagree (checkpoint commit)", __FILE__, __LINE__);
   // Everything still needed of `a`, before `pending` frees it (t0 was read
@@ -211,31 +265,22 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
   const double t0 = a.t0;
   CheckpointStats st = a.stats;
   pending.reset();
-  if (!r.flag) {
-    drop_from(it);
-    FX_THROW(CheckpointError,
-             error.empty()
-                 ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", it)
-                 : error);
-  }
-  s.committed = true;
-  prior.clear();  // the new decomposition is protected now
-  committed = it;
-  sequence = s.sequence;
-  trim();
+  if (!r.flag) fail_commit(it, error);
+  mark_committed(s);
   st.committed_seconds = now() - t0;
   commit_stats = st;
   committed_async = st;
   log::debug(
       "committed iteration {} after {:.3f} ms: the app waited {:.3f} ms in the commit, {:.3f} ms after", it,
       st.committed_seconds * 1e3, st.seconds * 1e3, st.background_seconds * 1e3);
-  return true;
 }
 
 void DataStore::Impl::abandon_async() {
   if (!pending) return;
   detail::AsyncCommit& a = *pending;
   finish_snapshot();
+  a.writer.wait();  // its files stay without their manifest or marker: never read
+  a.storage = false;
   if (a.failed) {
     // nothing of the exchange is held
   } else if (!ulfm::comm_revoked(comm.raw())) {

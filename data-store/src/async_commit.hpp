@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -50,6 +51,25 @@ class SnapshotCopier {
   std::atomic<bool> done_{true};
 };
 
+// A one-rank commit's storage writes (Level::write: files, no MPI call)
+// on a thread of their own, beside the app's steps.
+class StorageWriter {
+ public:
+  StorageWriter() = default;
+  StorageWriter(const StorageWriter&) = delete;
+  StorageWriter& operator=(const StorageWriter&) = delete;
+  ~StorageWriter() { wait(); }
+  void start(std::function<void()> work);
+  bool started() const { return started_; }
+  bool finished() const { return done_; }
+  void wait();  // until done (at once when idle)
+
+ private:
+  std::thread thread_;
+  bool started_ = false;
+  std::atomic<bool> done_{false};
+};
+
 struct AsyncCommit {
   Slot* slot = nullptr;
   std::int64_t iteration = -1;
@@ -69,6 +89,13 @@ struct AsyncCommit {
   bool exchanged = false;
   bool failed = false;  // a transfer ended in error: its requests went to the orphans, nothing held
   ulfm::PendingAgreement agreement;
+  // One rank with a storage level due: once the snapshot is complete, the
+  // levels' writes on `writer`, then (the app's thread) their publish.
+  bool storage = false;
+  bool stored = false;
+  StorageWriter writer;
+  std::vector<std::string> write_errors;
+  std::function<void(StorePoint)> fault;  // the commit's fault point
 };
 
 }  // namespace fx::detail

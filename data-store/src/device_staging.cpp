@@ -7,13 +7,33 @@
 #include <chrono>
 
 namespace fx::detail {
+namespace {
+
+// A GPU backend's native stream: made non-blocking, destroyed by us.
+#if defined(KOKKOS_ENABLE_CUDA)
+using NativeStream = cudaStream_t;
+constexpr const char* kBackend = "CUDA";
+bool create_stream(NativeStream& s) {
+  return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
+}
+void destroy_stream(void* s) { (void)cudaStreamDestroy(static_cast<NativeStream>(s)); }
+#elif defined(KOKKOS_ENABLE_HIP)
+using NativeStream = hipStream_t;
+constexpr const char* kBackend = "HIP";
+bool create_stream(NativeStream& s) {
+  return hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess;
+}
+void destroy_stream(void* s) { (void)hipStreamDestroy(static_cast<NativeStream>(s)); }
+#endif
+
+}  // namespace
 
 DeviceStaging::~DeviceStaging() {
   if (space_) space_->fence();
   for (auto& b : buffers_) free_pinned(b);
   space_.reset();
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  if (stream_) destroy_stream(stream_);
 #endif
 }
 
@@ -39,16 +59,24 @@ std::byte* DeviceStaging::buffer(std::size_t index, std::size_t bytes) {
 
 const DeviceSpace& DeviceStaging::space() {
   if (!space_) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    // Non-blocking: the app's copies on the legacy default stream (a plain
-    // deep_copy) must not wait for a checkpoint's copy, nor it for them.
-    cudaStream_t stream = nullptr;
-    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
-      FX_THROW(CheckpointError, "data store: cannot create a CUDA stream for checkpoint copies");
+    // A stream of its own, non-blocking: the app's copies on the legacy
+    // default stream (a plain deep_copy) must not wait for a checkpoint's
+    // copy, nor it for them; nor for the app's kernels on the default
+    // instance (after_app_kernels() waits for those first).
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+    NativeStream stream = nullptr;
+    if (!create_stream(stream))
+      FX_THROW(CheckpointError,
+               fmt::format("data store: cannot create a {} stream for checkpoint copies", kBackend));
     stream_ = stream;
     space_.emplace(stream);
+#elif defined(KOKKOS_ENABLE_SYCL)
+    // An in-order queue of its own, on the default instance's device and
+    // context (a SYCL queue is the stream's counterpart).
+    const sycl::queue& q = DeviceSpace().sycl_queue();
+    space_.emplace(sycl::queue(q.get_context(), q.get_device(), sycl::property::queue::in_order()));
 #else
-    space_.emplace();
+    space_.emplace();  // a host backend: the copies are plain copies
 #endif
   }
   return *space_;

@@ -52,7 +52,7 @@ class DeviceStaging {
   static void free_pinned(Pinned& p);
   std::vector<Pinned> buffers_;
   std::optional<DeviceSpace> space_;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
   void* stream_ = nullptr;  // the non-blocking stream space_ runs on (ours to destroy)
 #endif
   std::atomic<std::int64_t> waited_ns_{0};

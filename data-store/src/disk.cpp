@@ -77,7 +77,8 @@ class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
   const char* name() const override { return "HDF5"; }
   double& seconds(CheckpointStats& st) const override { return st.hdf5_seconds; }
 
-  bool keep(Slot& s, const detail::KeepContext& c) override;
+  std::string write(const Slot& s, CheckpointStats& st) override;
+  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
 
   // At a cold start only when hdf5.restart asks for it.
   bool reads(const detail::RestoreFacts& f) const override {
@@ -124,6 +125,8 @@ class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
 
   std::optional<detail::StoredPrior> newest_of(int ranks);
   const detail::Hdf5Api* plugin_ = nullptr;
+  std::filesystem::path dir_;                        // the version write() wrote into
+  FileReport mine_;                                  // and what it wrote
   std::vector<std::filesystem::path> retired_dirs_;  // rank 0: directories to remove next time
   bool fallback_ = false;                            // during a run (else a cold restart)
   double t0_ = 0;
@@ -189,30 +192,33 @@ bool Hdf5Level::load_version(const detail::Manifest& m, Slot& slot) {
 
 // Every rank writes its file; once all agree they did, rank 0 writes the
 // manifest.
-bool Hdf5Level::keep(Slot& s, const detail::KeepContext& c) {
-  FileReport mine;
-  std::string error;
-  std::filesystem::path dir;
+std::string Hdf5Level::write(const Slot& s, CheckpointStats& st) {
+  mine_ = FileReport();
   const double t0 = now();
   try {
-    dir = detail::make_version_dir(root(), s.iteration);
-    mine.bytes = hdf5().write_rank_file(dir, s.own_info, s.own.data());
-    c.stats.hdf5_file_seconds = now() - t0;
-    mine.digest = s.own_info.digest();
-    mine.ok = 1;
+    dir_ = detail::make_version_dir(root(), s.iteration);
+    mine_.bytes = hdf5().write_rank_file(dir_, s.own_info, s.own.data());
+    st.hdf5_file_seconds = now() - t0;
+    mine_.digest = s.own_info.digest();
+    mine_.ok = 1;
   } catch (const CheckpointError& e) {
-    error = e.what();
     log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+    return e.what();
   }
-  const auto reports = ctx_.comm().gather(mine, 0);
-  if (!ctx_.agree(mine.ok != 0)) {
+  return "";
+}
+
+bool Hdf5Level::publish(Slot& s, const detail::KeepContext&, const std::string& written) {
+  std::string error = written;
+  const auto reports = ctx_.comm().gather(mine_, 0);
+  if (!ctx_.agree(mine_.ok != 0)) {
     FX_THROW(
         CheckpointError,
         error.empty()
             ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)", s.iteration)
             : error);
   }
-  if (!write_manifest(s, dir, reports, error)) {
+  if (!write_manifest(s, dir_, reports, error)) {
     FX_THROW(CheckpointError, ctx_.rank() == 0
                                   ? error
                                   : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "

@@ -45,14 +45,47 @@ bool DataStore::Impl::storage_on() const {
   return false;
 }
 
+// Each storage level due writes, then publishes (collective), in order;
+// each one's time into `c.stats`, its level the last one's.
 void DataStore::Impl::keep_below(detail::Slot& s, const detail::KeepContext& c) {
   for (const auto& l : levels) {
     if (!l->storage() || !l->due(s.sequence)) continue;
-    const double t = now();
-    l->keep(s, c);
-    c.stats.level = l->id();
-    l->seconds(c.stats) = now() - t;
+    publish_one(*l, s, c, write_one(*l, s, c.stats));
   }
+}
+
+std::vector<std::string> DataStore::Impl::write_below(const detail::Slot& s, CheckpointStats& st) {
+  std::vector<std::string> errors;
+  for (const auto& l : levels)
+    if (l->storage() && l->due(s.sequence)) errors.push_back(write_one(*l, s, st));
+  return errors;
+}
+
+void DataStore::Impl::publish_below(detail::Slot& s, const detail::KeepContext& c,
+                                    const std::vector<std::string>& errors) {
+  std::size_t i = 0;
+  for (const auto& l : levels)
+    if (l->storage() && l->due(s.sequence)) publish_one(*l, s, c, errors.at(i++));
+}
+
+std::string DataStore::Impl::write_one(Level& l, const detail::Slot& s, CheckpointStats& st) {
+  const double t = now();
+  std::string error;
+  try {
+    error = l.write(s, st);
+  } catch (const std::exception& e) {  // on the writer thread: nothing else may catch it
+    error = e.what();
+  }
+  l.seconds(st) = now() - t;
+  return error;
+}
+
+void DataStore::Impl::publish_one(Level& l, detail::Slot& s, const detail::KeepContext& c,
+                                  const std::string& error) {
+  const double t = now();
+  l.publish(s, c, error);
+  c.stats.level = l.id();
+  l.seconds(c.stats) += now() - t;
 }
 
 void DataStore::Impl::adopt(std::unique_ptr<detail::Slot> slot, std::int64_t iteration, std::int64_t seq) {

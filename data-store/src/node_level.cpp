@@ -190,7 +190,8 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   const char* name() const override { return "node-local storage"; }
   double& seconds(CheckpointStats& st) const override { return st.node_seconds; }
 
-  bool keep(Slot& s, const detail::KeepContext& c) override;
+  std::string write(const Slot& s, CheckpointStats& st) override;
+  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
 
   bool reads(const detail::RestoreFacts& f) const override {
     return !f.plan.fresh && on() && (f.plan.history || f.restart);
@@ -230,7 +231,7 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   // the same: the receivers wait for it, and their checks fail).
   std::string load_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
   detail::Buffer exchange_partner(const Slot& s);
-  fs::path write_files(const Slot& s, detail::Manifest& marker, std::string& error);
+  void write_files(const Slot& s, std::string& error);
   void retain(const fs::path& dir, std::int64_t iteration) const;
   // One planned version: every image from the rank that reads it, checked
   // and unpacked by its rank. Returns the ranks whose image failed (the
@@ -243,7 +244,9 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   void forget(const std::vector<int>& failed);
   void log_restore(double seconds) const;
 
-  bool fallback_ = false;  // during a run (else a cold restart)
+  fs::path dir_;             // the version write() wrote into
+  detail::Manifest marker_;  // and the marker's entries for it
+  bool fallback_ = false;    // during a run (else a cold restart)
   double t0_ = 0;
   std::vector<NodeFile> files_;                          // this rank's
   std::vector<std::vector<detail::SlotSummary>> slots_;  // every rank's inventory
@@ -317,41 +320,43 @@ detail::Buffer NodeLevel::exchange_partner(const Slot& s) {
 // the partner copy comes from an exchange of images with the rank a buddy
 // distance away (on another host when there is one), freed once written so
 // that parity keeps its smaller memory.
-fs::path NodeLevel::write_files(const Slot& s, detail::Manifest& marker, std::string& error) {
-  const int r = ctx_.rank();
+void NodeLevel::write_files(const Slot& s, std::string& error) {
+  const int r = s.own_info.rank;  // no MPI call: it may run on the store's thread
   // A process failure here is repaired like any other in a commit.
   const detail::Buffer exchanged =
-      o_.partner && ctx_.parity() && ctx_.size() > 1 ? exchange_partner(s) : detail::Buffer();
-  fs::path dir;
+      o_.partner && ctx_.parity() && s.size > 1 ? exchange_partner(s) : detail::Buffer();
   try {
-    dir = detail::make_version_dir(root(), s.iteration);
-    detail::write_file_durably(dir / own_file(r), s.own.data(), s.own_info.total_bytes);
-    marker.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
+    dir_ = detail::make_version_dir(root(), s.iteration);
+    detail::write_file_durably(dir_ / own_file(r), s.own.data(), s.own_info.total_bytes);
+    marker_.files.push_back({r, own_file(r), s.own_info.total_bytes, s.own_info.digest()});
     const detail::Buffer* copy = exchanged.size() > 0      ? &exchanged
                                  : o_.partner && s.held_ok ? &s.held
                                                            : nullptr;
     if (copy) {
       const auto held = detail::read_header(copy->data(), copy->size(), copy->size(), "partner copy");
-      detail::write_file_durably(dir / partner_file(r), copy->data(), copy->size());
-      marker.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
+      detail::write_file_durably(dir_ / partner_file(r), copy->data(), copy->size());
+      marker_.files.push_back({held.rank, partner_file(r), copy->size(), held.digest()});
     }
   } catch (const CheckpointError& e) {
     error = e.what();
     log::error("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
   }
-  return dir;
 }
 
 // Every rank writes its files; once all agree they did, each writes its
 // marker (which makes its files part of the version) and applies retention
 // to its directory.
-bool NodeLevel::keep(Slot& s, const detail::KeepContext& c) {
-  detail::Manifest marker;
-  marker.iteration = s.iteration;
-  marker.sequence = s.sequence;
-  marker.rank_count = ctx_.size();
+std::string NodeLevel::write(const Slot& s, CheckpointStats&) {
+  marker_ = detail::Manifest();
+  marker_.iteration = s.iteration;
+  marker_.sequence = s.sequence;
+  marker_.rank_count = s.size;
   std::string error;
-  const fs::path dir = write_files(s, marker, error);
+  write_files(s, error);
+  return error;
+}
+
+bool NodeLevel::publish(Slot& s, const detail::KeepContext& c, const std::string& error) {
   c.fault(StorePoint::node_write);
   if (!ctx_.agree(error.empty())) {
     FX_THROW(CheckpointError,
@@ -363,7 +368,7 @@ bool NodeLevel::keep(Slot& s, const detail::KeepContext& c) {
   // A marker lost here costs only this rank's files: its partner copy
   // elsewhere may still complete the version.
   try {
-    detail::write_manifest(dir, marker, marker_file(ctx_.rank()));
+    detail::write_manifest(dir_, marker_, marker_file(ctx_.rank()));
   } catch (const CheckpointError& e) {
     log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
     return true;

@@ -17,12 +17,15 @@ using detail::Slot;
 using detail::Source;
 using detail::Transfer;
 
+bool DataStore::Impl::alone() {
+  if (size() > 1) return false;
+  if (!warned_alone) log::warn("a single rank has no buddy: in-memory checkpoints survive no failure");
+  warned_alone = true;
+  return true;
+}
+
 bool DataStore::Impl::protect(Slot& s, bool mine_ok) {
-  if (size() < 2) {
-    if (!warned_alone) log::warn("a single rank has no buddy: in-memory checkpoints survive no failure");
-    warned_alone = true;
-    return true;
-  }
+  if (alone()) return true;
   return parity() ? protect_parity(s, mine_ok) : protect_buddy(s, mine_ok, false);
 }
 

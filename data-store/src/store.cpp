@@ -600,7 +600,8 @@ void DataStore::commit(std::int64_t iteration) {
   fault_point(StorePoint::commit_save, iteration);
   im.pack_own(s, async, later, error);
   if (async) {
-    im.start_async(s, later, error, static_sent, t0);
+    im.start_async(s, later, error, static_sent, t0,
+                   [this, iteration](StorePoint p) { fault_point(p, iteration); });
     im.pending->stats.bytes = bytes();
     fault_point(StorePoint::commit_posted, iteration);
     auto& st = im.pending->stats;
@@ -610,21 +611,7 @@ void DataStore::commit(std::int64_t iteration) {
   }
   CheckpointStats st;
   const detail::KeepContext keep{st, [this, iteration](StorePoint p) { fault_point(p, iteration); }};
-  const bool others_ok = im.memory().keep(s, keep);
-  fault_point(StorePoint::commit_agree, iteration);
-  const int agreed = im.agree(s.own_ok && others_ok ? 1 : 0);
-  if (!agreed) {
-    im.drop_from(iteration);
-    FX_THROW(CheckpointError,
-             error.empty()
-                 ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
-                 : error);
-  }
-  s.committed = true;
-  im.prior.clear();  // the new decomposition is protected now
-  im.committed = iteration;
-  im.sequence = s.sequence;
-  im.trim();
+  im.commit_in_memory(s, keep, error);
   st.device_seconds = im.staging.take_waited_seconds();
   st.level = CheckpointLevel::memory;
   st.iteration = iteration;
@@ -636,6 +623,29 @@ void DataStore::commit(std::int64_t iteration) {
   im.commit_stats = st;
   log::debug("committed iteration {} ({}): {} bytes in {:.3f} ms", iteration, to_string(st.level), st.bytes,
              st.seconds * 1e3);
+}
+
+void DataStore::Impl::commit_in_memory(Slot& s, const detail::KeepContext& keep, const std::string& error) {
+  const bool others_ok = memory().keep(s, keep);
+  keep.fault(StorePoint::commit_agree);
+  if (!agree(s.own_ok && others_ok ? 1 : 0)) fail_commit(s.iteration, error);
+  mark_committed(s);
+}
+
+void DataStore::Impl::fail_commit(std::int64_t iteration, const std::string& error) {
+  drop_from(iteration);
+  FX_THROW(CheckpointError,
+           error.empty()
+               ? fmt::format("checkpoint of iteration {} failed on another rank (see its log)", iteration)
+               : error);
+}
+
+void DataStore::Impl::mark_committed(Slot& s) {
+  s.committed = true;
+  prior.clear();  // the new decomposition is protected now
+  committed = s.iteration;
+  sequence = s.sequence;
+  trim();
 }
 
 // A member that cannot be saved must not leave the other ranks waiting:

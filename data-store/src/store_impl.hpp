@@ -84,8 +84,15 @@ struct DataStore::Impl {
   bool storage_due(std::int64_t sequence) const;  // a level below memory keeps this commit
   bool storage_on() const;                        // a level below memory is on
   // A committed version to every level below memory that is due; each
-  // one's time into `c.stats`, its level the last one's.
+  // one's time into `c.stats`, its level the last one's. In two parts for
+  // a one-rank asynchronous commit: the writes (no MPI; the writer thread),
+  // then their publish with the errors they gave.
   void keep_below(detail::Slot& s, const detail::KeepContext& c);
+  std::vector<std::string> write_below(const detail::Slot& s, CheckpointStats& st);
+  void publish_below(detail::Slot& s, const detail::KeepContext& c, const std::vector<std::string>& errors);
+  static std::string write_one(detail::Level& l, const detail::Slot& s, CheckpointStats& st);
+  static void publish_one(detail::Level& l, detail::Slot& s, const detail::KeepContext& c,
+                          const std::string& error);
   std::string below_memory() const;  // "trying node-local storage and HDF5"
   // restore() from its plan: the walk over the levels, then (nothing
   // restored) a version of another size, or a fresh start. Fills `st`.
@@ -124,6 +131,14 @@ struct DataStore::Impl {
   int depth() const { return std::max(options.memory.depth, 1); }
 
   // Versions
+  // A synchronous commit's memory part: the redundancy, the agreement that
+  // commits `s` (CheckpointError naming `error` or another rank when it
+  // fails), then mark_committed(): `s` is the newest committed version.
+  void commit_in_memory(detail::Slot& s, const detail::KeepContext& keep, const std::string& error);
+  void mark_committed(detail::Slot& s);
+  // A commit that failed on some rank: version `iteration` goes, and
+  // CheckpointError says why (`error`, or another rank's log).
+  [[noreturn]] void fail_commit(std::int64_t iteration, const std::string& error);
   // This rank's image of `s` (all but the copies `later`, when `async`);
   // `error` says why it could not be.
   void pack_own(detail::Slot& s, bool async, std::vector<detail::PendingCopy>& later, std::string& error);
@@ -158,7 +173,7 @@ struct DataStore::Impl {
   // `pending` for `s`, packed but for the copies `later` (the copier's or
   // the step end's), its exchange posted.
   void start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later, const std::string& error,
-                   std::uint64_t static_sent, double t0);
+                   std::uint64_t static_sent, double t0, std::function<void(StorePoint)> fault);
   // Post `pending`'s size exchange (its snapshot taken or on the copier).
   void post_async();
   // The app's next step has ended: the members it may write again are
@@ -167,11 +182,14 @@ struct DataStore::Impl {
   void finish_snapshot();  // the copier joined, the step-end copies made, own_ok set
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
+  bool advance_storage(bool block);  // one rank: its storage writes, then their publish
   // Move `pending` on without waiting for peers (`block`: until it is
   // committed). `at_agree` runs before the agreement is posted. Strict:
   // failures throw (ProcessFailure; CheckpointError when some rank could
   // not save). True when this call committed the version.
   bool advance_async(bool block, const std::function<void()>& at_agree);
+  bool wait_agreement(bool block);  // the agreement posted: whether it is in (`block`: until it is)
+  void conclude_async();            // it is in: the version committed (or CheckpointError)
   // A restore, or the comm going: finish what does not need the peers'
   // cooperation and keep the version only as complete as it got (the
   // restore plan decides); an agreement in flight is left behind.
@@ -206,6 +224,7 @@ struct DataStore::Impl {
   // Redundancy (redundancy.cpp); collective. Return false when some rank
   // of the exchange had no image to give (its pack failed).
   bool protect(detail::Slot& s, bool mine_ok);
+  bool alone();  // a single rank, whose versions nothing protects (said once)
   bool protect_buddy(detail::Slot& s, bool mine_ok, bool in_background);
   bool protect_parity(detail::Slot& s, bool mine_ok);
   // Members' host memory onto transparent huge pages before an unpack

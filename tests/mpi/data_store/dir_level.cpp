@@ -39,7 +39,8 @@ class DirLevel final : public detail::StorageLevel<StorageLevelConfig> {
   const char* name() const override { return "the test directory"; }
   double& seconds(CheckpointStats&) const override { return seconds_; }
 
-  bool keep(Slot& s, const detail::KeepContext& c) override;
+  std::string write(const Slot& s, CheckpointStats& st) override;
+  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
   bool reads(const detail::RestoreFacts& f) const override {
     return !f.plan.fresh && on() && (f.plan.history || f.restart);
   }
@@ -67,17 +68,20 @@ class DirLevel final : public detail::StorageLevel<StorageLevelConfig> {
   std::vector<std::int64_t> damaged_;
 };
 
-// Every rank writes its file; once all agree they did, rank 0 writes the
-// manifest and keeps the newest `keep` versions.
-bool DirLevel::keep(Slot& s, const detail::KeepContext& c) {
-  (void)c;
-  std::string error;
+// Every rank writes its file (no MPI call: it may run on the store's
+// thread); once all agree they did, rank 0 writes the manifest and keeps
+// the newest `keep` versions.
+std::string DirLevel::write(const Slot& s, CheckpointStats&) {
   try {
     detail::make_version_dir(o_.directory, s.iteration);
-    detail::write_file_durably(file(s.iteration, ctx_.rank()), s.own.data(), s.own_info.total_bytes);
+    detail::write_file_durably(file(s.iteration, s.own_info.rank), s.own.data(), s.own_info.total_bytes);
   } catch (const CheckpointError& e) {
-    error = e.what();
+    return e.what();
   }
+  return "";
+}
+
+bool DirLevel::publish(Slot& s, const detail::KeepContext&, const std::string& error) {
   if (!ctx_.agree(error.empty())) FX_THROW(CheckpointError, error.empty() ? "another rank failed" : error);
   if (ctx_.rank() == 0) {
     detail::Manifest m;

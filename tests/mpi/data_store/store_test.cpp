@@ -844,6 +844,45 @@ TEST(DataStoreRepair, AgreedFreshStartMakesNoCollective) {
   EXPECT_EQ(StoreAccess::facts(*p.store), 0);
 }
 
+// One rank (no buddy): its commits are asynchronous too, those a storage
+// level keeps included: the snapshot beside the app's next step, the
+// levels' files written on a thread of the store's, published by a later
+// progress() (or flush()), then the version is committed (issue 43).
+TEST(DataStoreAlone, CommitsAreAsynchronousWithStorageDue) {
+  SharedDir dir;
+  const fx::Comm comm = make_comm();
+  if (comm.size() != 1) GTEST_SKIP() << "one rank";
+  fx::CheckpointConfig cfg = memory_async();
+  cfg.node.every = 1;
+  cfg.node.directory = (dir.path / "node").string();
+  cfg.hdf5.every = 2;
+  cfg.hdf5.directory = (dir.path / "ckpt").string();
+  cfg.hdf5.restart = true;
+  {
+    Process p(cfg, comm);
+    p.store->set_snapshot("field", fx::Snapshot::during_next_step);
+    p.commit(1);  // node-local storage
+    EXPECT_TRUE(p.store->last_commit_stats().async);
+    EXPECT_FALSE(p.store->committed_iteration().has_value());  // in flight
+    progress_until_committed(*p.store);
+    auto st = fx::detail::StoreAccess::take_committed(*p.store);
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->level, fx::CheckpointLevel::node);
+    EXPECT_GT(st->node_seconds, 0.0);
+    p.commit(2);  // node-local storage and HDF5
+    EXPECT_TRUE(p.store->last_commit_stats().async);
+    fx::detail::StoreAccess::flush(*p.store);
+    EXPECT_EQ(p.store->committed_iteration(), 2);
+    st = fx::detail::StoreAccess::take_committed(*p.store);
+    ASSERT_TRUE(st.has_value());
+    EXPECT_EQ(st->level, fx::CheckpointLevel::hdf5);
+    EXPECT_GT(st->hdf5_file_seconds, 0.0);
+    p.commit(3);  // in flight when the process goes: its files are never read
+  }
+  Process fresh(cfg, comm);  // a relaunch: both levels hold 2, the earlier level wins the tie
+  expect_restore(fresh, 2, fx::CheckpointLevel::node);
+}
+
 // ----------------------------------------------------------- the walk
 // The restore walk over each storage level alike, fx's own and the test
 // tree's own (dir_level.cpp: a level that is one file and its line in the

@@ -29,7 +29,9 @@ struct MemoryCheckpointConfig {
   int depth = 2;         ///< versions kept
   /// Buddy commits without a node-local or HDF5 write return once the
   /// snapshot is taken; the exchange and the agreement finish in the
-  /// background (DataStore::progress), the version is committed then.
+  /// background (DataStore::progress), the version is committed then. A
+  /// job of one rank commits so too, its storage writes included (on a
+  /// thread of the store's, published by a later step).
   bool async = true;
   SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
 };
