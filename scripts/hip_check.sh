@@ -15,6 +15,8 @@ if ! command -v hipcc >/dev/null; then
   echo "hip_check: skipped: no hipcc on this machine (Debian: apt install hipcc)"
   exit 77
 fi
+# shellcheck source=scripts/env.sh
+source "$root/scripts/env.sh"  # the venv's Open MPI (ULFM)
 start=$SECONDS
 kokkos=$(FX_KOKKOS4_BACKEND=hip "$root/scripts/kokkos4.sh")
 log=$build/hip_check.log
