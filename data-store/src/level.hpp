@@ -93,28 +93,21 @@ class Level {
   virtual bool on() const = 0;
 
   // Commit: whether commit number `sequence` is kept here, and keeping it
-  // (collective; retention included). Memory keeps the redundancy before
-  // the agreement that commits a version; the levels below copy a committed
-  // one. False when some rank had no image to give (memory). Throws
+  // in two parts: write() this rank's part of `s` (a storage level's files;
+  // no MPI call at one rank, so that a one-rank job's commit runs it on a
+  // thread of the store's beside the app's steps), saying why it could not
+  // (""); then publish() (collective): memory keeps the redundancy before
+  // the agreement that commits a version, the levels below make a committed
+  // one complete once every rank wrote (the agreement, then retention).
+  // False when some rank had no image to give (memory). Throws
   // CheckpointError when a rank could not write, ProcessFailure on a failure.
   virtual bool due(std::int64_t sequence) const = 0;
-  virtual bool keep(Slot& s, const KeepContext& c) { return publish(s, c, write(s, c.stats)); }
-  // A storage level's keep() in two parts: write() this rank's part of `s`
-  // (its files; no MPI call at one rank, so that a one-rank job's commit
-  // runs it on a thread of the store's beside the app's steps) and says
-  // why it could not (""); publish() makes the version complete once every
-  // rank wrote (collective: the agreement, then retention).
   virtual std::string write(const Slot& s, CheckpointStats& st) {
     (void)s;
     (void)st;
     return "";
   }
-  virtual bool publish(Slot& s, const KeepContext& c, const std::string& error) {
-    (void)s;
-    (void)c;
-    (void)error;
-    return true;
-  }
+  virtual bool publish(Slot& s, const KeepContext& c, const std::string& error) = 0;
 
   // Restore: whether this restore reads the level, and listing what it
   // holds of the comm's size (collective; called once per restore).

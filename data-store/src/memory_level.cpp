@@ -22,7 +22,7 @@ class MemoryLevel final : public Level {
   bool on() const override { return true; }
 
   bool due(std::int64_t) const override { return true; }
-  bool keep(Slot& s, const KeepContext&) override { return ctx_.protect(s); }
+  bool publish(Slot& s, const KeepContext&, const std::string&) override { return ctx_.protect(s); }
 
   bool reads(const RestoreFacts& f) const override { return !f.plan.fresh; }
   void open(const RestoreFacts& f) override {

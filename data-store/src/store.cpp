@@ -626,7 +626,7 @@ void DataStore::commit(std::int64_t iteration) {
 }
 
 void DataStore::Impl::commit_in_memory(Slot& s, const detail::KeepContext& keep, const std::string& error) {
-  const bool others_ok = memory().keep(s, keep);
+  const bool others_ok = memory().publish(s, keep, "");
   keep.fault(StorePoint::commit_agree);
   if (!agree(s.own_ok && others_ok ? 1 : 0)) fail_commit(s.iteration, error);
   mark_committed(s);
