@@ -8,7 +8,9 @@
 #   3. runs the device-member unit test and the data store's multi-rank
 #      tests with members in GPU memory; kill runs of both mini-apps at 2+1
 #      and 4+2 ranks sharing the GPU, each answer compared bitwise with its
-#      failure-free GPU baseline (tests/e2e/miniapps/run_case.sh); the
+#      failure-free GPU baseline (tests/e2e/miniapps/run_case.sh); GPU
+#      contexts held while a 2+2 job runs (spares hold none) and a
+#      recruit on its predecessor's device; the
 #      device benchmark (bench/device) at 1 and 4 ranks with 1 and 4 GiB of
 #      device state per rank; the stencil's failure-free overhead against
 #      its baseline, and a kill with 1 GiB of device state per rank;
@@ -192,6 +194,41 @@ check kill_minife_4p2 180 kill_case kill_minife_4p2 4 2 "2@20" minife
 # back through the pinned staging path.
 check kill_md_2p1 180 kill_case kill_md_2p1 2 1 "1@45" md
 check kill_md_4p2 180 kill_case kill_md_4p2 4 2 "2@47/halo" md
+
+# Spares take no GPU until they are recruited (docs/gpu.md, "Devices and
+# spares"): a failure-free 2+2 stencil run sampled with nvidia-smi holds at
+# most 2 GPU contexts (the spares hold none); then a kill: the recruit says
+# it took its predecessor's device, and the answer is the failure-free one.
+gpu_contexts() { nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c . ; }
+watch_contexts() {  # command...: runs it, prints the most contexts seen
+  "$@" &
+  local pid=$! most=0 n
+  while kill -0 "$pid" 2>/dev/null; do
+    n=$(gpu_contexts)
+    [ "$n" -gt "$most" ] && most=$n
+    sleep 0.1
+  done
+  wait "$pid" || return 1
+  echo "contexts_max: $most"
+}
+if [ "$quick" -eq 1 ]; then small=(--nx 32 --ny 32 --nz 32 --iterations 300); else
+  small=(--nx 256 --ny 256 --nz 256 --iterations 3000); fi
+spare_contexts() {
+  local out
+  out=$(watch_contexts "$launch" -n 2 -s 2 -t 120 -- "$build/miniapps/stencil/stencil" "${small[@]}" \
+    --progress-every 0) || return 1
+  echo "$out" | tail -n 5
+  local most
+  most=$(echo "$out" | sed -n 's/^contexts_max: //p')
+  echo "spare_contexts: at most $most processes held a GPU context (2 active ranks, 2 spares)"
+  [ "${most:-0}" -ge 1 ] && [ "${most:-0}" -le 2 ]
+}
+check spare_contexts 150 spare_contexts
+spare_recruit() {
+  E2E_EXPECT_LOG="r1/2 DEBUG\] active: Kokkos initialised .*device 0 of 1, its predecessor's" \
+    FX_CFG_LOG__LEVEL=debug kill_case spare_recruit 2 2 "1@45" stencil
+}
+check spare_recruit 180 spare_recruit
 
 # A kill with 1 GiB of device state per rank (u; v beside it): 4+2, the
 # recovery's phases from the run report, the answer against the baseline.

@@ -3,9 +3,11 @@
 # and no network (see docs/gpu.md): fx's Debian dependencies as .debs,
 # Open MPI 5 (ULFM) as its PyPI wheel, and a Kokkos 4 source tree.
 #   scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]     (DIR defaults to .gpu)
-# KOKKOS_SOURCE: a Kokkos 4.x checkout (kokkos/kokkos; 4.6 tried). Only the
-# parts a library build needs are copied (about 9 MiB), with
-# scripts/gpu/kokkos-cuda13.patch applied. DIR is ignored by git.
+# KOKKOS_SOURCE: a Kokkos 4.x source tree (the 4.6.01 release, as
+# ../shared/deps has it, or kokkos/kokkos' develop of June 2025). Only the
+# parts a library build needs are copied (about 9 MiB), with the patch that
+# adapts it to CUDA 13 applied (scripts/gpu/kokkos-4.6.01-cuda13.patch, else
+# scripts/gpu/kokkos-cuda13.patch for the develop tree). DIR is ignored by git.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=env.sh
@@ -33,6 +35,13 @@ mkdir -p "$dir/kokkos"
 for d in example benchmarks; do mkdir -p "$dir/kokkos/$d"
   echo "# left out (fx scripts/gpu_prepare.sh)" >"$dir/kokkos/$d/CMakeLists.txt"; done
 # Kokkos 4.6 with CUDA 13: nvcc_wrapper's default arch (sm_70, refused) and
-# two CUDA calls whose signatures changed (the patch says which).
-(cd "$dir/kokkos" && patch -p1 -s <"$root/scripts/gpu/kokkos-cuda13.patch")
+# the CUDA calls whose signatures changed (the patches say which).
+for p in kokkos-4.6.01-cuda13.patch kokkos-cuda13.patch; do
+  if patch -d "$dir/kokkos" -p1 -s --dry-run <"$root/scripts/gpu/$p" >/dev/null 2>&1; then
+    patch -d "$dir/kokkos" -p1 -s <"$root/scripts/gpu/$p"
+    break
+  fi
+done
+grep -q "CUDA 13 refuses sm_70" "$dir/kokkos/bin/nvcc_wrapper" ||
+  { echo "gpu_prepare: neither CUDA 13 patch of scripts/gpu applies to '$src'" >&2; exit 1; }
 du -sh "$dir"

@@ -5,8 +5,11 @@
 # after (a stamp names the source's checksum). Prints the prefix.
 #
 #   FX_KOKKOS_SOURCE    the tarball (default ../shared/deps/kokkos-4.6.01.tar.gz)
-#   FX_KOKKOS4_BACKEND  openmp (default), or hip: the HIP backend compiled by
-#                       hipcc for an AMD MI200 (gfx90a; scripts/hip_check.sh)
+#   FX_KOKKOS4_BACKEND  openmp (default); cuda: the CUDA backend compiled by
+#                       nvcc for an NVIDIA H100/H200 (sm_90), the source
+#                       adapted to CUDA 13 (scripts/gpu/kokkos-4.6.01-cuda13.patch);
+#                       hip: the HIP backend compiled by hipcc for an AMD
+#                       MI200 (gfx90a). cuda and hip: scripts/device_compile_check.sh
 #   FX_KOKKOS4_PREFIX   where it goes (default .deps/kokkos-4.6.01-<backend>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,8 +20,9 @@ src=${FX_KOKKOS_SOURCE:-$root/../shared/deps/kokkos-$version.tar.gz}
 backend=${FX_KOKKOS4_BACKEND:-openmp}
 case $backend in
   openmp) flags=(-DKokkos_ENABLE_OPENMP=ON) ;;
+  cuda) flags=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_HOPPER90=ON) ;;  # the compiler: its nvcc_wrapper, below
   hip) flags=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON -DKokkos_ENABLE_ROCTHRUST=OFF -DCMAKE_CXX_COMPILER=hipcc) ;;
-  *) echo "fx setup --kokkos 4: FX_KOKKOS4_BACKEND is '$backend'; expected openmp or hip" >&2; exit 2 ;;
+  *) echo "fx setup --kokkos 4: FX_KOKKOS4_BACKEND is '$backend'; expected openmp, cuda or hip" >&2; exit 2 ;;
 esac
 prefix=${FX_KOKKOS4_PREFIX:-$root/.deps/kokkos-$version-$backend}
 stamp=$prefix/.fx-kokkos-$sha256
@@ -41,6 +45,10 @@ trap 'rm -rf "$work"' EXIT
 start=$SECONDS
 echo "fx setup --kokkos 4: building Kokkos $version ($backend, Serial) into $prefix" >&2
 tar -xzf "$src" -C "$work"
+if [ "$backend" = cuda ]; then
+  patch -s -d "$work/kokkos-$version" -p1 <"$root/scripts/gpu/kokkos-$version-cuda13.patch"
+  flags+=(-DCMAKE_CXX_COMPILER="$work/kokkos-$version/bin/nvcc_wrapper")
+fi
 rm -rf "$prefix"
 cmake -S "$work/kokkos-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
   "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF \

@@ -4,7 +4,6 @@
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,6 +13,7 @@
 #include <string_view>
 
 #include "config_schema.hpp"
+#include "device_session.hpp"
 #include "runtime.hpp"
 
 namespace fx {
@@ -86,6 +86,15 @@ std::optional<MpiWorld> start_mpi(int& argc, char**& argv) {
   return w;
 }
 
+// A usage error every rank reached alike: rank 0 says it, MPI is finalized.
+void end_with_usage_error(const ConfigError& e, const MpiWorld& world) {
+  if (world.rank == 0) {
+    print_usage_error(e.what());
+    write_status(ExitCode::usage, e.what());
+  }
+  MPI_Finalize();
+}
+
 // The run's configuration, checked against the world and the app's keys
 // (its flags taken out of argc/argv); nullopt (MPI finalized, the usage
 // error reported) when it is wrong.
@@ -97,14 +106,22 @@ std::optional<Config> read_config(int& argc, char** argv, const MpiWorld& world,
     if (traits.keys) config.app.check_keys(*traits.keys);
   } catch (const ConfigError& e) {
     // Every rank parsed the same input and reached the same verdict.
-    if (world.rank == 0) {
-      print_usage_error(e.what());
-      write_status(ExitCode::usage, e.what());
-    }
-    MPI_Finalize();
+    end_with_usage_error(e, world);
     return std::nullopt;
   }
   return config;
+}
+
+// Kokkos' options taken out of argc/argv, for a start when this process
+// becomes active; null (MPI finalized, the usage error reported) when the
+// visible device list is malformed.
+std::unique_ptr<DeviceSession> open_device_session(int& argc, char** argv, const MpiWorld& world) {
+  try {
+    return std::make_unique<DeviceSession>(argc, argv);
+  } catch (const ConfigError& e) {
+    end_with_usage_error(e, world);
+    return nullptr;
+  }
 }
 
 void warn_stray_settings(int argc, char** argv, int world_rank) {
@@ -118,12 +135,11 @@ void warn_stray_settings(int argc, char** argv, int world_rank) {
 
 // The app under the runtime, up to the job's verdict; `clean`: whether
 // every live process agreed to leave. Errors no repair can fix end the job.
-int run_runtime(const std::function<std::unique_ptr<ResilientApp>()>& make, Config config,
-                std::vector<std::string> args, const AppTraits& traits, bool& clean) {
+int run_runtime(const AppMaker& make, Config config, std::vector<std::string> args, DeviceSession& session,
+                const AppTraits& traits, bool& clean) {
   int code = 0;
   try {
-    auto app = make();
-    Runtime rt(std::move(config), std::move(args), *app, traits.rebuilds_static);
+    Runtime rt(std::move(config), std::move(args), make, session, traits.rebuilds_static);
     rt.execute();
     // The verdict is settled after every live process has agreed to leave,
     // so a death in the last moments (the finalize phase) is in the status,
@@ -155,12 +171,15 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   if (!config) return static_cast<int>(ExitCode::usage);
   log::set_level(config->log_level);
   warn_stray_settings(argc, argv, world->rank);
-  Kokkos::initialize(argc, argv);
+  std::unique_ptr<DeviceSession> session = open_device_session(argc, argv, *world);
+  if (!session) return static_cast<int>(ExitCode::usage);
   std::vector<std::string> args(argv, argv + argc);
 
   bool clean = true;
-  const int code = run_runtime(make, std::move(*config), std::move(args), traits, clean);
-  Kokkos::finalize();
+  const int code = run_runtime(make, std::move(*config), std::move(args), *session, traits, clean);
+  if (!session->started())
+    log::debug("never active: this process initialised neither Kokkos nor a device, nor made the app");
+  session.reset();  // Kokkos::finalize, where it was initialised
   shutdown_leave(clean);
   return code;
 }

@@ -24,19 +24,27 @@ std::vector<int> logical_ranks(const std::vector<Identity>& ids) {
   return out;
 }
 
-MPI_Comm Membership::start(const SparesConfig& spares) {
+MPI_Comm Membership::start(const SparesConfig& spares, int visible_devices) {
   MPI_Comm_dup(MPI_COMM_WORLD, &world_);
   MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world_, &world_rank_);
   MPI_Comm_size(world_, &world_size_);
 
-  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  // Host names and device counts in one collective.
+  struct Place {
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int devices;
+  };
+  Place mine{};
   int len = 0;
-  MPI_Get_processor_name(name, &len);
-  std::vector<char> all(static_cast<std::size_t>(world_size_) * MPI_MAX_PROCESSOR_NAME);
-  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, world_);
-  for (int r = 0; r < world_size_; ++r)
-    hosts_.emplace_back(&all[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  MPI_Get_processor_name(mine.host, &len);
+  mine.devices = visible_devices;
+  std::vector<Place> all(static_cast<std::size_t>(world_size_));
+  MPI_Allgather(&mine, sizeof(Place), MPI_BYTE, all.data(), sizeof(Place), MPI_BYTE, world_);
+  for (const Place& p : all) {
+    hosts_.emplace_back(p.host);
+    device_counts_.push_back(p.devices);
+  }
 
   const auto spare_ranks = choose_spares(world_size_, spares.count, spares.placement, node_ids(world_));
   int next = 0;

@@ -23,10 +23,10 @@ class Membership {
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
-  // Collective over MPI_COMM_WORLD: duplicates it, gathers the hosts,
-  // chooses the spares and numbers the other ranks. Returns the app
-  // communicator (MPI_COMM_NULL on a spare).
-  MPI_Comm start(const SparesConfig& spares);
+  // Collective over MPI_COMM_WORLD: duplicates it, gathers the hosts and
+  // each process's visible device count, chooses the spares and numbers
+  // the other ranks. Returns the app communicator (MPI_COMM_NULL on a spare).
+  MPI_Comm start(const SparesConfig& spares, int visible_devices);
   void publish_identity() const;  // the log's rank prefix
 
   MPI_Comm world() const { return world_; }
@@ -39,6 +39,8 @@ class Membership {
   const std::vector<Identity>& members() const { return members_; }
   const std::vector<Identity>& failed() const { return failed_; }
   const std::string& host(int world_rank) const { return hosts_[static_cast<std::size_t>(world_rank)]; }
+  const std::vector<std::string>& hosts() const { return hosts_; }  // by MPI_COMM_WORLD rank
+  const std::vector<int>& device_counts() const { return device_counts_; }
   std::vector<int> failed_logical_ranks() const;
   std::vector<int> spare_ranks() const;  // ranks of world() that are spares
   int rank_of(int world_rank) const;     // rank of world(), -1: not a member
@@ -64,6 +66,7 @@ class Membership {
   MPI_Comm world_ = MPI_COMM_NULL;
   std::vector<Identity> members_;   // identity of each world_ rank
   std::vector<std::string> hosts_;  // by MPI_COMM_WORLD rank
+  std::vector<int> device_counts_;  // visible devices, by MPI_COMM_WORLD rank
   std::vector<Identity> failed_;    // every process lost so far
   int world_rank_ = -1;             // in MPI_COMM_WORLD
   int world_size_ = 0;

@@ -57,6 +57,7 @@ void emit_placement(YAML::Emitter& out, const Placement& p, bool earlier) {
     out << YAML::Key << "host" << YAML::Value << r.host;
     out << YAML::Key << "copy_holder" << YAML::Value << r.copy_holder;
     out << YAML::Key << "copy_host" << YAML::Value << r.copy_host;
+    out << YAML::Key << "device" << YAML::Value << r.device;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;

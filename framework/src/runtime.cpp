@@ -17,7 +17,6 @@
 #include <numeric>
 
 #include "deadline.hpp"
-#include "host_threads.hpp"
 
 namespace fx::detail {
 namespace {
@@ -57,10 +56,12 @@ Stage after_repair(Stage now, bool recruited, bool shrunk) {
 
 }  // namespace
 
-Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app, bool app_rebuilds_static)
+Runtime::Runtime(Config config, std::vector<std::string> args, AppMaker make, DeviceSession& session,
+                 bool app_rebuilds_static)
     : config_(std::move(config)),
       args_(std::move(args)),
-      app_(app),
+      make_(std::move(make)),
+      session_(session),
       ctx_(*this),
       store_(StoreAccess::make(config_.checkpoint)),
       comms_(*this),
@@ -77,7 +78,9 @@ Runtime::Runtime(Config config, std::vector<std::string> args, ResilientApp& app
 Runtime::~Runtime() = default;
 
 bool Runtime::init_world() {
-  comms_.start(members_.start(config_.spares));
+  comms_.start(members_.start(config_.spares, session_.visible()));
+  if (session_.user_choice().empty())
+    devices_.start(members_.hosts(), members_.device_counts(), members_.members());
   if (logical_rank() >= 0) StoreAccess::set_comm(*store_, app_comm());
   injector_ = Injector(config_.inject, members_.world_rank(), members_.world_size(), members_.spare_ranks());
   if (injector_.armed())
@@ -197,7 +200,6 @@ void Runtime::check_world(int rc, const char* call) {
 
 bool Runtime::idle_as_spare() {
   injector_.at(Phase::spare_idle, -1, -1, logical_size(), nullptr);
-  release_host_threads();  // no worker spins while this process waits
   while (true) {
     const int rc = idle_wait(control_.watch, config_.spares.idle, config_.spares.poll_interval_ms);
     if (rc == MPI_SUCCESS && control_.watch.message() == kReleaseMessage) return true;
@@ -261,7 +263,22 @@ void Runtime::reached(std::int64_t iteration) {
   if (StoreAccess::progress(*store_)) record_committed();
 }
 
+// A spare initialises neither Kokkos nor its device, nor makes the app,
+// until it is recruited: then on the device the map gave it.
+void Runtime::activate() {
+  if (app_) return;
+  const double t = now();
+  const int w = members_.world_rank();
+  session_.start(devices_.device(w));
+  app_ = make_();
+  const std::string how = session_.user_choice().empty()
+                              ? devices_.describe(w)
+                              : fmt::format("device chosen by {}", session_.user_choice());
+  log::debug("active: Kokkos initialised and the app made in {:.1f} ms ({})", 1e3 * (now() - t), how);
+}
+
 void Runtime::run_active() {
+  activate();
   comms_.rebuild_if_stale();
   prepare();
   {
@@ -275,7 +292,7 @@ void Runtime::run_active() {
   // Done only when every rank is done and alive.
   app_comm().agree(1);
   const double tf = now();
-  app_.finish(ctx_);
+  app_->finish(ctx_);
   recorder_.phase("finish", now() - tf);
   // Which specs never fired anywhere (a bit flip fires on one rank alone).
   std::vector<int> pending = injector_.pending_flags();
@@ -289,7 +306,7 @@ void Runtime::run_active() {
 void Runtime::prepare() {
   if (stage_ == Stage::setup || stage_ == Stage::setup_resize) {
     const double t = now();
-    app_.setup(ctx_);
+    app_->setup(ctx_);
     stepped_ = false;
     recorder_.phase("setup", now() - t);
     warn_static_unrebuilt();
@@ -309,7 +326,7 @@ bool Runtime::resize() {
   fault_point(Phase::restore);
   const double t = now();
   StoreAccess::take_resized_restore(*store_);  // an earlier attempt's
-  iteration_ = app_.resize(ctx_);
+  iteration_ = app_->resize(ctx_);
   stage_ = Stage::steps;
   // An app that re-decomposes its checkpoint (DataStore::restore_resized)
   // resumes at its iteration; the default resize() starts again at 0.
@@ -423,13 +440,13 @@ void Runtime::warn_static_unrebuilt() {
 void Runtime::after_restore(const RestoreInfo& info) {
   fault_point(Phase::restored);
   const double t = now();
-  app_.restored(ctx_, info);
+  app_->restored(ctx_, info);
   recorder_.phase("restored", now() - t);
 }
 
 void Runtime::initialize_app() {
   const double t = now();
-  app_.initialize(ctx_);
+  app_->initialize(ctx_);
   recorder_.phase("initialize", now() - t);
   iteration_ = 0;
 }
@@ -451,7 +468,7 @@ bool Runtime::rebuild_statics(const std::vector<int>& lost, const std::string& w
   if (statics.empty() || lost.empty()) return true;
   const double t = now();
   const bool here = std::find(lost.begin(), lost.end(), logical_rank()) != lost.end();
-  const int rebuilt = app_comm().allreduce(app_.rebuild_static(ctx_, here) ? 1 : 0, MPI_MIN);
+  const int rebuilt = app_comm().allreduce(app_->rebuild_static(ctx_, here) ? 1 : 0, MPI_MIN);
   std::vector<std::string> names;
   for (const auto& m : statics) names.push_back("'" + m.name + "'");
   const std::string what = fmt::format("static member(s) {} of logical rank(s) {} were not restored ({})",
@@ -490,7 +507,7 @@ void Runtime::steps(StepsTimer& timer) {
     }
     fault_point(Phase::compute);
     stepped_ = true;  // even a step a failure cut short changed what the app holds
-    const bool done = app_.step(ctx_, iteration_);
+    const bool done = app_->step(ctx_, iteration_);
     if (comms_.revoked_unseen()) unchecked_failure();
     if (first) {
       recorder_.resumed(iteration_);
@@ -571,7 +588,7 @@ void Runtime::sync_interval() {
 // The policy's commit, put off while the app's can_checkpoint() says no.
 bool Runtime::commit_due() {
   if (!pacing_.owed && !pacing_.interval.due(iteration_)) return false;
-  pacing_.owed = !app_.can_checkpoint(ctx_, iteration_);
+  pacing_.owed = !app_->can_checkpoint(ctx_, iteration_);
   return !pacing_.owed;
 }
 
@@ -625,6 +642,7 @@ void Runtime::recover() {
   end_if_fatal(res);
   // The old communicators are revoked; the new ones take their slots.
   const std::vector<Identity> before = members_.adopt(res);
+  devices_.repair(before, res.members, res.failed);
   comms_.free_revoked();
   recorder_.failures(res.failed, members_, iteration_, logical_rank() == 0);
   end_if_exhausted(res);
@@ -787,6 +805,7 @@ Placement Runtime::placement() const {
     r.logical = m.logical;
     r.world_rank = m.world_rank;
     r.host = members_.host(m.world_rank);
+    r.device = devices_.device(m.world_rank);
   }
   if (p.buddy_distance > 0) {
     for (auto& r : p.ranks) {

@@ -19,6 +19,8 @@
 
 #include "checkpoint_interval.hpp"
 #include "comm_registry.hpp"
+#include "device_map.hpp"
+#include "device_session.hpp"
 #include "history_handover.hpp"
 #include "membership.hpp"
 #include "recovery_recorder.hpp"
@@ -78,11 +80,16 @@ struct Verdict {
   ExitCode fatal_code = ExitCode::error;
 };
 
+using AppMaker = std::function<std::unique_ptr<ResilientApp>()>;
+
 class Runtime final : public RuntimeServices {
  public:
+  // `make` makes the app once this process is active (a spare: when it is
+  // recruited), after Kokkos is initialised through `session`.
   // `app_rebuilds_static`: the app overrides ResilientApp::rebuild_static
   // (fx::run<App> knows it at compile time).
-  Runtime(Config config, std::vector<std::string> args, ResilientApp& app, bool app_rebuilds_static = true);
+  Runtime(Config config, std::vector<std::string> args, AppMaker make, DeviceSession& session,
+          bool app_rebuilds_static = true);
   ~Runtime() override;
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -136,6 +143,7 @@ class Runtime final : public RuntimeServices {
  private:
   bool init_world();  // false: a process failed during start-up
   void log_start();
+  void activate();    // Kokkos on this process's device, and the app: once
   void run_active();  // the step loop; throws ProcessFailure
   void prepare();     // what the Stage says, up to the steps
   bool resize();      // whether the app restored a checkpoint
@@ -175,7 +183,10 @@ class Runtime final : public RuntimeServices {
 
   Config config_;
   std::vector<std::string> args_;
-  ResilientApp& app_;
+  AppMaker make_;
+  DeviceSession& session_;
+  DeviceMap devices_;
+  std::unique_ptr<ResilientApp> app_;  // made by activate(); outlives the store, which holds its members
   Context ctx_;
   std::unique_ptr<DataStore> store_;
   Report report_;

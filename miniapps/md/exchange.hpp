@@ -173,6 +173,9 @@ class Exchange {
     return nrecv;
   }
 
+ public:
+  // The rounds' steps: public only because CUDA's extended lambdas
+  // (KOKKOS_LAMBDA) may not sit in a private member function.
   void migrate_along(const Comm& comm, Atoms& atoms, int d);
   std::int64_t sort_out(const Atoms& atoms, int d, std::array<std::int64_t, 2>& nsend);
   void adopt(Atoms& atoms, std::int64_t nstay, const std::array<std::int64_t, 2>& nrecv);
@@ -180,6 +183,7 @@ class Exchange {
   void forward_along(const Comm& comm, AllAtoms& all, int d);
   void copy_owned(const Atoms& atoms, AllAtoms& all, bool with_ids) const;
 
+ private:
   Domain dom_;
   double cut_;
   // Migration scratch.

@@ -97,11 +97,13 @@ class NeighborList {
   const Neighbors& neighbors() const { return neigh_; }
   const Indices& counts() const { return count_; }
 
- private:
+  // The build's steps: public only because CUDA's extended lambdas
+  // (KOKKOS_LAMBDA) may not sit in a private member function.
   void bin_atoms(const AllAtoms& all);
   void sort_bins(const AllAtoms& all);
   bool fill(const AllAtoms& all, double cut);
 
+ private:
   BinGrid grid_;
   BinGrid::Stencil stencil_;
   Indices bin_of_, bin_count_, bin_start_, bin_fill_, binned_;

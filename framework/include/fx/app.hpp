@@ -144,6 +144,13 @@ struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : st
 /// Own MPI and Kokkos, read the configuration, run the app through failures.
 /// Returns the process exit code (see docs/architecture.md).
 ///
+/// A process initialises Kokkos and makes the App (its default constructor)
+/// only once it is active: an active rank at start, a spare when it is
+/// recruited, on the device fx chose for it (docs/gpu.md, "Devices and
+/// spares"). A spare never recruited does neither. So the constructor runs
+/// after Kokkos::initialize (it may allocate Views), on active ranks only,
+/// at different times: it must not communicate.
+///
 /// An app may declare the keys of its `app:` section,
 /// \code
 ///   static std::vector<std::string> config_keys() { return {"nx", "steps"}; }
@@ -152,7 +159,7 @@ struct declares_config_keys<App, std::void_t<decltype(App::config_keys())>> : st
 /// --fx-set app.*) like one of its own: one line naming where it was set and
 /// the nearest known key, exit 2, before any MPI communication.
 /// Errors do not leave it: they end the job with their exit code.
-/// \tparam App the application, a ResilientApp default-constructible on every process
+/// \tparam App the application, a default-constructible ResilientApp
 /// \param argc main()'s argument count
 /// \param argv main()'s arguments; fx and Kokkos take their options out (Context::args has
 ///   the rest)

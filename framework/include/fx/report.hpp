@@ -116,6 +116,9 @@ struct RankPlacement {
   std::string host;       ///< that process's host
   int copy_holder = -1;   ///< logical rank holding its buddy copy (-1: parity scheme, or none yet)
   std::string copy_host;  ///< that rank's host
+  /// The device it runs on: an index into its visible devices (docs/gpu.md,
+  /// "Devices and spares"); -1: none visible, or chosen by the user's Kokkos options.
+  int device = -1;
 };
 
 /// The layout the run ended with: every logical rank, the spares left, and

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The device compile checks (./fx test's cuda_compile and hip_compile; issue
+# 43): Kokkos 4.6.01 with a GPU backend (scripts/kokkos4.sh,
+# FX_KOKKOS4_BACKEND=cuda|hip), then fx compiled against it: the library
+# with the data store's device staging on a stream of its own, the device
+# benchmark and the three mini-apps. Compiling needs no GPU; nothing runs.
+#   cuda: nvcc through Kokkos' nvcc_wrapper, for an NVIDIA H100/H200 (sm_90)
+#   hip:  hipcc, for an AMD MI200 (gfx90a)
+# Exit 77 (ctest: skipped) with one line when the compiler is not there.
+#
+#   scripts/device_compile_check.sh cuda|hip [BUILD_DIR]   (default build-<backend>)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+backend=${1:-}
+build=${2:-$root/build-$backend}
+case $backend in
+  cuda) compiler=nvcc arch=sm_90 stream=cudaStreamCreateWithFlags install="the CUDA toolkit" ;;
+  hip) compiler=hipcc arch=gfx90a stream=hipStreamCreateWithFlags install="Debian: apt install hipcc" ;;
+  *) echo "device_compile_check: the backend is '$backend'; expected cuda or hip" >&2; exit 2 ;;
+esac
+check=${backend}_check
+if ! command -v "$compiler" >/dev/null; then
+  echo "$check: skipped: no $compiler on this machine ($install)"
+  exit 77
+fi
+# shellcheck source=scripts/env.sh
+source "$root/scripts/env.sh"  # the venv's Open MPI (ULFM)
+start=$SECONDS
+kokkos=$(FX_KOKKOS4_BACKEND=$backend "$root/scripts/kokkos4.sh")
+log=$build/$check.log
+mkdir -p "$build"
+if [ "$backend" = cuda ]; then
+  cxx=$kokkos/bin/nvcc_wrapper
+  version=$(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+else
+  cxx=hipcc
+  version=$(hipcc --version 2>/dev/null | sed -n 's/^HIP version: //p')
+  # hipcc asks rocm_agent_enumerator for the GPU when no arch is given; the
+  # arch comes from Kokkos' target (KOKKOS_ARCH_AMD_GFX90A).
+  export HIP_PLATFORM=amd
+fi
+echo "$check: fx with Kokkos $kokkos ($backend, $arch), $compiler $version"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DKokkos_ROOT="$kokkos" \
+  -DFX_BUILD_TESTS=OFF -DFX_BUILD_BENCH=ON -DFX_BUILD_MINIAPPS=ON >"$log" 2>&1 ||
+  { tail -n 30 "$log"; echo "$check: configure failed (whole log: $log)"; exit 1; }
+targets=(fx_framework fx_hdf5 device_bench stencil minife md)
+cmake --build "$build" -j "${FX_JOBS:-$(nproc)}" --target "${targets[@]}" >>"$log" 2>&1 ||
+  { grep -m 20 -A 5 "error" "$log" || tail -n 30 "$log"; echo "$check: compile failed (whole log: $log)"; exit 1; }
+# The staging path's own instance must be a stream of its own: its symbol is in the store.
+if ! nm -C "$build/data-store/libfx_data_store.a" | grep -q "$stream"; then
+  echo "$check: libfx_data_store.a calls no $stream: the staging path has no stream of its own"
+  exit 1
+fi
+echo "$check: ${targets[*]} compiled for $backend in $((SECONDS - start)) s"
