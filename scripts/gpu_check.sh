@@ -235,6 +235,9 @@ spare_recruit() {  # one device: the H200 (a host backend takes the list as a si
     KOKKOS_VISIBLE_DEVICES=0 FX_CFG_LOG__LEVEL=debug kill_case spare_recruit 2 2 "1@45" stencil
 }
 check spare_recruit 180 spare_recruit
+# What a recruit's Kokkos::initialize (the GPU context) adds to its recovery.
+grep -ho "active: Kokkos initialised .*" "$work/cases/spare_recruit/app.out" "$work/cases/spare_recruit/app.err" \
+  2>/dev/null | head -1 | sed 's/^/    recruit: /'
 
 # The chaos series: seeded kill runs of each mini-app at 4+2 with device
 # Views, the levels in turn: memory (one rank killed), node-local and HDF5
