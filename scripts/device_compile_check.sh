@@ -47,7 +47,9 @@ targets=(fx_framework fx_hdf5 device_bench stencil minife md)
 cmake --build "$build" -j "${FX_JOBS:-$(nproc)}" --target "${targets[@]}" >>"$log" 2>&1 ||
   { grep -m 20 -A 5 "error" "$log" || tail -n 30 "$log"; echo "$check: compile failed (whole log: $log)"; exit 1; }
 # The staging path's own instance must be a stream of its own: its symbol is in the store.
-if ! nm -C "$build/data-store/libfx_data_store.a" | grep -q "$stream"; then
+# (Read whole first: grep -q leaving early would fail nm's pipe under pipefail.)
+symbols=$(nm -C "$build/data-store/libfx_data_store.a")
+if ! grep -q "$stream" <<<"$symbols"; then
   echo "$check: libfx_data_store.a calls no $stream: the staging path has no stream of its own"
   exit 1
 fi
