@@ -87,7 +87,8 @@ def judge_bench(rows):
     """The device benchmark's targets, judged. A restore's H2D is compared
     with an uncontended copy: the 1-rank row's pinned H2D of the same size
     (the 4-rank rows' own pinned copy shares the link four ways)."""
-    alone = {r["mib_per_rank"]: r["pinned_h2d_s"] for r in rows if r["ranks"] == 1 and r.get("pinned_h2d_s")}
+    alone = {r["mib_per_rank"]: r["pinned_h2d_s"] for r in rows
+             if r["ranks"] == 1 and r.get("pinned_h2d_s") and not r.get("node_local")}
     for r in rows:
         for k in [k for k in r if str(k).startswith("target_")]:
             del r[k]
@@ -99,9 +100,14 @@ def judge_bench(rows):
             r["target_restore_h2d_over_uncontended"] = bench_results.target("<=", 1.3, r["restore_h2d_over_uncontended"])
 
 
+def bench_name(row):
+    """The GPU check's name of a benchmark row (gpu_check.sh, bench())."""
+    return f"bench_{row['ranks']}r_{row['mib_per_rank']}mib" + ("_node" if row.get("node_local") else "")
+
+
 def judge_checks(data):
     """A check that ran (ok) but whose results miss a target says missed."""
-    owners = {f"bench_{r['ranks']}r_{r['mib_per_rank']}mib": r for r in data.get("device_bench") or []}
+    owners = {bench_name(r): r for r in data.get("device_bench") or []}
     owners["overhead"] = data.get("stencil_overhead")
     for name, check in (data.get("checks") or {}).items():
         misses = bench_results.missed(owners.get(name))

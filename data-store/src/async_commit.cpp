@@ -76,10 +76,7 @@ bool DataStore::Impl::copier_thread() const {
   return static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
 }
 
-bool DataStore::Impl::async_due(std::int64_t seq) const {
-  // One rank: its storage writes go to a thread of the store's too.
-  return options.memory.async && !parity() && (!storage_due(seq) || size() == 1);
-}
+bool DataStore::Impl::async_due() const { return options.memory.async && !parity(); }
 
 void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later,
                                   const std::string& error, std::uint64_t static_sent, double t0,
@@ -92,7 +89,7 @@ void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCo
   a->packed = error.empty();
   a->error = error;
   a->t0 = t0;
-  a->stats.level = CheckpointLevel::memory;
+  a->stats.level = deepest_due(s.sequence);  // where the version is going
   a->stats.iteration = s.iteration;
   a->stats.static_bytes_sent = static_sent;
   a->stats.async = true;
@@ -122,6 +119,12 @@ void DataStore::Impl::post_async() {
 }
 
 namespace {
+
+// The commit's agreement, bit by bit (MPIX_Comm_iagree ANDs them): every
+// rank kept its image and its buddy's copy; then one bit per storage level
+// due, in order: every rank wrote its files there.
+constexpr int kKept = 1;
+constexpr int kWroteShift = 1;
 
 // Test (or wait for) every request; false while some are pending. On an
 // error the others become orphans and the comm is revoked: the caller's
@@ -163,26 +166,29 @@ void DataStore::Impl::finish_snapshot() {
   a.snapshot_done = true;
 }
 
-// One rank: the storage levels' writes on the writer thread once the
-// snapshot is complete, then their publish here; false while writing. A
-// failure drops the version (CheckpointError, as a failed commit).
+// The storage levels' writes on the writer thread (none when this rank
+// has no image: the agreement fails the version), then their messages,
+// posted on every rank alike; false until those are complete.
 bool DataStore::Impl::advance_storage(bool block) {
   detail::AsyncCommit& a = *pending;
-  if (!a.storage || a.stored || !a.slot->own_ok) return true;
+  if (!a.storage || a.stored) return true;
   Slot& s = *a.slot;
-  if (!a.writer.started()) a.writer.start([this, &a, &s] { a.write_errors = write_below(s, a.stats); });
-  if (!block && !a.writer.finished()) return false;
+  if (!a.writer.started() && s.own_ok && !a.dropped)
+    a.writer.start([this, &a, &s] { a.write_errors = write_below(s, a.stats); });
+  if (!block && a.writer.started() && !a.writer.finished()) return false;
   a.writer.wait();
-  a.stored = true;
-  try {
-    publish_below(s, {a.stats, a.fault}, a.write_errors);
-  } catch (const CheckpointError&) {
-    const std::int64_t it = a.iteration;
-    pending.reset();
-    drop_from(it);
-    throw;
+  if (!a.reports_posted) {
+    detail::Transfer x(comm, orphans);
+    post_below(s, {a.stats, a.fault}, x);
+    a.reports = x.release();
+    a.reports_posted = true;
   }
-  return true;
+  bool done = false;
+  const int rc = complete(a.reports, block, done, orphans, comm.raw());
+  a.failed = a.failed || rc != MPI_SUCCESS;
+  comm.check(rc, "MPI_Test (checkpoint reports)", __FILE__, __LINE__);
+  a.stored = done;
+  return done;
 }
 
 bool DataStore::Impl::advance_exchange(bool block) {
@@ -194,7 +200,6 @@ bool DataStore::Impl::advance_exchange(bool block) {
   release_snapshot();
   if (!block && !a.copier.finished()) return false;
   finish_snapshot();
-  if (!advance_storage(block)) return false;
   bool done = false;
   if (!a.sizes_done) {
     std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
@@ -218,17 +223,19 @@ bool DataStore::Impl::advance_exchange(bool block) {
     if (done && a.in[0] > 0) s.hold(a.src, a.in[1]);
     a.exchanged = done;
   }
-  return a.exchanged;
+  return a.exchanged && advance_storage(block);
 }
 
 bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_agree) {
   if (!pending) return false;
   detail::AsyncCommit& a = *pending;
   const double t = now();
-  advance_exchange(block);
-  if (a.exchanged && !a.agreement.posted()) {
+  if (advance_exchange(block) && !a.agreement.posted()) {
     at_agree();
-    a.agreement.post(comm.raw(), a.slot->own_ok && (a.in[0] > 0 || size() == 1) ? 1 : 0);
+    int flag = a.slot->own_ok && (a.in[0] > 0 || size() == 1) ? kKept : 0;
+    for (std::size_t i = 0; i < a.write_errors.size(); ++i)
+      if (a.write_errors[i].empty()) flag |= 1 << (kWroteShift + static_cast<int>(i));
+    a.agreement.post(comm.raw(), flag);
   }
   const bool agreed = a.agreement.posted() && wait_agreement(block);
   a.stats.background_seconds += now() - t;
@@ -263,10 +270,17 @@ void DataStore::Impl::conclude_async() {
   const std::int64_t it = a.iteration;
   const std::string error = a.error;
   const double t0 = a.t0;
+  const bool storage = a.storage;
+  const std::vector<std::string> write_errors = a.write_errors;
   CheckpointStats st = a.stats;
   pending.reset();
-  if (!r.flag) fail_commit(it, error);
+  if ((r.flag & kKept) == 0) fail_commit(it, error);
   mark_committed(s);
+  // A level some rank could not write to throws as in a synchronous commit
+  // (the levels before it kept the version, which stays committed).
+  const double t = now();
+  if (storage) conclude_below(s, st, r.flag >> kWroteShift, write_errors);
+  st.background_seconds += now() - t;  // markers, manifest, retention: on the app's thread
   st.committed_seconds = now() - t0;
   commit_stats = st;
   committed_async = st;
@@ -280,27 +294,35 @@ void DataStore::Impl::abandon_async() {
   detail::AsyncCommit& a = *pending;
   finish_snapshot();
   a.writer.wait();  // its files stay without their manifest or marker: never read
-  a.storage = false;
   if (a.failed) {
     // nothing of the exchange is held
   } else if (!ulfm::comm_revoked(comm.raw())) {
     // No failure (the comm goes, every peer does the same): finish the
-    // exchange as usual, so no peer's transfer is left unmatched.
+    // exchange as usual, so no peer's transfer is left unmatched; storage
+    // messages too, but no files are written for them.
+    a.dropped = true;
+    a.fault = [](StorePoint) {};
     try {
       advance_exchange(true);
     } catch (const Error&) {
       // a failure after all: the comm is revoked now, the version incomplete
     }
   } else {
-    // A failure: whatever was posted ends at once. Errors mean "not held".
-    // Requests an earlier error handed to the orphans look complete here.
-    bool ok = !a.failed && a.sizes_done && a.image_posted;
-    for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
-    for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
-    if (ok && !a.exchanged && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+    end_revoked();
   }
   if (a.agreement.posted() && !a.agreement.test()) a.agreement.abandon();
   pending.reset();
+}
+
+// A failure: whatever was posted ends at once. Errors mean "not held".
+// Requests an earlier error handed to the orphans look complete here.
+void DataStore::Impl::end_revoked() {
+  detail::AsyncCommit& a = *pending;
+  bool ok = !a.failed && a.sizes_done && a.image_posted;
+  for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
+  for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+  if (ok && !a.exchanged && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+  for (auto& r : a.reports) MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 }  // namespace fx

@@ -51,8 +51,8 @@ class SnapshotCopier {
   std::atomic<bool> done_{true};
 };
 
-// A one-rank commit's storage writes (Level::write: files, no MPI call)
-// on a thread of their own, beside the app's steps.
+// An asynchronous commit's storage writes (Level::write: files, no MPI
+// call) on a thread of their own, beside the app's steps.
 class StorageWriter {
  public:
   StorageWriter() = default;
@@ -89,10 +89,15 @@ struct AsyncCommit {
   bool exchanged = false;
   bool failed = false;  // a transfer ended in error: its requests went to the orphans, nothing held
   ulfm::PendingAgreement agreement;
-  // One rank with a storage level due: once the snapshot is complete, the
-  // levels' writes on `writer`, then (the app's thread) their publish.
+  // A storage level due: once the exchange is in (a node-local partner
+  // copy is the buddy's image), the levels' writes on `writer`, then (the
+  // app's thread) their messages; the agreement ANDs every rank's writes
+  // beside the version (kWrote), and the levels conclude after it.
   bool storage = false;
+  bool reports_posted = false;
+  std::vector<MPI_Request> reports;
   bool stored = false;
+  bool dropped = false;  // abandoned: messages posted for their peers' sake, no files written
   StorageWriter writer;
   std::vector<std::string> write_errors;
   std::function<void(StorePoint)> fault;  // the commit's fault point

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
+
 #include "hdf5_plugin.hpp"
 #include "level.hpp"
 
@@ -79,6 +81,8 @@ class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
 
   std::string write(const Slot& s, CheckpointStats& st) override;
   bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
+  void post_publish(const Slot& s, const detail::KeepContext& c, detail::Transfer& t) override;
+  void conclude_publish(Slot& s, bool all_wrote, const std::string& error) override;
 
   // At a cold start only when hdf5.restart asks for it.
   bool reads(const detail::RestoreFacts& f) const override {
@@ -114,10 +118,9 @@ class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
   // This rank's file of `m` into `slot` and the members; false on every
   // rank when some rank could not.
   bool load_version(const detail::Manifest& m, Slot& slot);
-  // Rank 0 writes the manifest (which makes the version complete) and
-  // applies retention; false on every rank when it could not.
-  bool write_manifest(const Slot& s, const std::filesystem::path& dir, const std::vector<FileReport>& reports,
-                      std::string& error);
+  // Rank 0 writes the manifest of `s` from the reports (which makes the
+  // version complete) and applies retention; throws CheckpointError.
+  void write_manifest(const Slot& s);
   void adopt(const detail::Manifest& m, std::unique_ptr<Slot> slot);
   // The rank count of the newest complete version written by another
   // number of ranks than `ranks` (0: none). Collective (rank 0 reads).
@@ -125,8 +128,10 @@ class Hdf5Level final : public detail::StorageLevel<Hdf5CheckpointConfig> {
 
   std::optional<detail::StoredPrior> newest_of(int ranks);
   const detail::Hdf5Api* plugin_ = nullptr;
-  std::filesystem::path dir_;                        // the version write() wrote into
-  FileReport mine_;                                  // and what it wrote
+  std::filesystem::path dir_;                  // the version write() wrote into
+  FileReport mine_;                            // and what it wrote
+  std::vector<FileReport> reports_;            // rank 0: every rank's (post_publish)
+  std::vector<std::filesystem::path> doomed_;  // this rank's retired files: the next write() deletes them
   std::vector<std::filesystem::path> retired_dirs_;  // rank 0: directories to remove next time
   bool fallback_ = false;                            // during a run (else a cold restart)
   double t0_ = 0;
@@ -193,6 +198,7 @@ bool Hdf5Level::load_version(const detail::Manifest& m, Slot& slot) {
 // Every rank writes its file; once all agree they did, rank 0 writes the
 // manifest.
 std::string Hdf5Level::write(const Slot& s, CheckpointStats& st) {
+  detail::remove_files(std::exchange(doomed_, {}));
   mine_ = FileReport();
   const double t0 = now();
   try {
@@ -208,52 +214,76 @@ std::string Hdf5Level::write(const Slot& s, CheckpointStats& st) {
   return "";
 }
 
-bool Hdf5Level::publish(Slot& s, const detail::KeepContext&, const std::string& written) {
-  std::string error = written;
-  const auto reports = ctx_.comm().gather(mine_, 0);
-  if (!ctx_.agree(mine_.ok != 0)) {
+// Every rank's report to rank 0, for the manifest.
+void Hdf5Level::post_publish(const Slot&, const detail::KeepContext&, detail::Transfer& t) {
+  constexpr std::size_t n = sizeof(FileReport);
+  if (ctx_.rank() != 0) {
+    t.send(reinterpret_cast<const std::byte*>(&mine_), n, 0, detail::kTagReport);
+    return;
+  }
+  reports_.assign(static_cast<std::size_t>(ctx_.size()), FileReport());
+  reports_[0] = mine_;
+  for (int q = 1; q < ctx_.size(); ++q)
+    t.recv(reinterpret_cast<std::byte*>(&reports_[static_cast<std::size_t>(q)]), n, q, detail::kTagReport);
+}
+
+void Hdf5Level::conclude_publish(Slot& s, bool all_wrote, const std::string& error) {
+  if (!all_wrote) {
     FX_THROW(
         CheckpointError,
         error.empty()
             ? fmt::format("HDF5 checkpoint of iteration {} failed on another rank (see its log)", s.iteration)
             : error);
   }
-  if (!write_manifest(s, dir_, reports, error)) {
-    FX_THROW(CheckpointError, ctx_.rank() == 0
-                                  ? error
-                                  : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the "
-                                                "manifest (see its log)",
-                                                s.iteration));
+  if (ctx_.rank() == 0) write_manifest(s);
+  // This rank's files of versions earlier commits retired (every rank has
+  // concluded the commit before this one, rank 0 wrote its manifest, once
+  // this one's agreement is in): deleted by the next write(), on the writer
+  // thread of an asynchronous commit (deleting them is not free).
+  doomed_ = detail::rank_files_below(root(), s.iteration, ctx_.rank());
+}
+
+// Synchronous: rank 0's failure to write the manifest reaches every rank.
+bool Hdf5Level::publish(Slot& s, const detail::KeepContext& c, const std::string& error) {
+  int written = 1;
+  std::string why;
+  try {
+    StorageLevel::publish(s, c, error);
+  } catch (const CheckpointError& e) {  // everywhere (a rank did not write), or rank 0's manifest
+    written = 0;
+    why = e.what();
   }
-  detail::remove_rank_files(root(), s.iteration, ctx_.rank());
+  ctx_.comm().bcast(&written, 1, 0);
+  if (written == 0) {
+    FX_THROW(CheckpointError,
+             !why.empty()
+                 ? why
+                 : fmt::format("HDF5 checkpoint of iteration {}: rank 0 could not write the manifest "
+                               "(see its log)",
+                               s.iteration));
+  }
+  detail::remove_rank_files(root(), s.iteration, ctx_.rank());  // what this commit retired
   return true;
 }
 
-bool Hdf5Level::write_manifest(const Slot& s, const std::filesystem::path& dir,
-                               const std::vector<FileReport>& reports, std::string& error) {
-  int written = 1;
-  if (ctx_.rank() == 0) {
-    try {
-      detail::Manifest m;
-      m.iteration = s.iteration;
-      m.sequence = s.sequence;
-      m.rank_count = ctx_.size();
-      for (int q = 0; q < ctx_.size(); ++q) {
-        const auto& rep = reports[static_cast<std::size_t>(q)];
-        m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
-      }
-      detail::write_manifest(dir, m);
-      detail::remove_dirs(retired_dirs_);  // everyone has had a cycle to delete their files
-      retired_dirs_ = detail::retire_versions(root(), s.iteration, o_.keep);
-      for (const auto& p : retired_dirs_) log::debug("HDF5 retention retires {}", p.string());
-    } catch (const CheckpointError& e) {
-      written = 0;
-      error = e.what();
-      log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+void Hdf5Level::write_manifest(const Slot& s) {
+  try {
+    detail::Manifest m;
+    m.iteration = s.iteration;
+    m.sequence = s.sequence;
+    m.rank_count = ctx_.size();
+    for (int q = 0; q < ctx_.size(); ++q) {
+      const auto& rep = reports_[static_cast<std::size_t>(q)];
+      m.files.push_back({q, detail::rank_file_name(q), rep.bytes, rep.digest});
     }
+    detail::write_manifest(dir_, m);
+    detail::remove_dirs(retired_dirs_);  // everyone has had a cycle to delete their files
+    retired_dirs_ = detail::retire_versions(root(), s.iteration, o_.keep);
+    for (const auto& p : retired_dirs_) log::debug("HDF5 retention retires {}", p.string());
+  } catch (const CheckpointError& e) {
+    log::error("HDF5 checkpoint of iteration {}: {}", s.iteration, e.what());
+    throw;
   }
-  ctx_.comm().bcast(&written, 1, 0);
-  return written != 0;
 }
 
 void Hdf5Level::open(const detail::RestoreFacts& f) {

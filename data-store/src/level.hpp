@@ -94,9 +94,10 @@ class Level {
 
   // Commit: whether commit number `sequence` is kept here, and keeping it
   // in two parts: write() this rank's part of `s` (a storage level's files;
-  // no MPI call at one rank, so that a one-rank job's commit runs it on a
-  // thread of the store's beside the app's steps), saying why it could not
-  // (""); then publish() (collective): memory keeps the redundancy before
+  // no MPI call but in a parity commit, which is synchronous, so that an
+  // asynchronous commit runs it on a thread of the store's beside the app's
+  // steps), saying why it could not (""); then publish() (collective, a
+  // synchronous commit's; see the parts below): memory keeps the redundancy before
   // the agreement that commits a version, the levels below make a committed
   // one complete once every rank wrote (the agreement, then retention).
   // False when some rank had no image to give (memory). Throws
@@ -108,6 +109,23 @@ class Level {
     return "";
   }
   virtual bool publish(Slot& s, const KeepContext& c, const std::string& error) = 0;
+  // A storage level's publish() in parts, none of which blocks on a peer,
+  // so that an asynchronous commit runs them from progress():
+  // post_publish() after write() (its messages into `t`, its fault point),
+  // then the commit's own agreement ANDs every rank's write, and
+  // conclude_publish() does the local rest (marker, manifest, retention);
+  // it throws CheckpointError when some rank did not write (`all_wrote`),
+  // or when this rank could not make the version complete.
+  virtual void post_publish(const Slot& s, const KeepContext& c, Transfer& t) {
+    (void)s;
+    (void)c;
+    (void)t;
+  }
+  virtual void conclude_publish(Slot& s, bool all_wrote, const std::string& error) {
+    (void)s;
+    (void)all_wrote;
+    (void)error;
+  }
 
   // Restore: whether this restore reads the level, and listing what it
   // holds of the comm's size (collective; called once per restore).
@@ -176,6 +194,15 @@ class StorageLevel : public Level {
   StorageLevel(LevelContext& ctx, Config options) : ctx_(ctx), o_(std::move(options)) {}
   bool on() const override { return o_.every > 0; }
   bool due(std::int64_t sequence) const override { return every_nth(sequence, o_.every); }
+  // A synchronous commit's publish: the parts an asynchronous one runs
+  // apart, with a blocking agreement between them.
+  bool publish(Slot& s, const KeepContext& c, const std::string& error) override {
+    Transfer t = ctx_.transfer();
+    post_publish(s, c, t);
+    t.wait();
+    conclude_publish(s, ctx_.agree(error.empty()), error);
+    return true;
+  }
 
  protected:
   // Every version the level found failed its checks (`what` says so):

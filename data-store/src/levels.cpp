@@ -61,11 +61,32 @@ std::vector<std::string> DataStore::Impl::write_below(const detail::Slot& s, Che
   return errors;
 }
 
-void DataStore::Impl::publish_below(detail::Slot& s, const detail::KeepContext& c,
-                                    const std::vector<std::string>& errors) {
-  std::size_t i = 0;
+CheckpointLevel DataStore::Impl::deepest_due(std::int64_t seq) const {
+  CheckpointLevel id = CheckpointLevel::memory;
   for (const auto& l : levels)
-    if (l->storage() && l->due(s.sequence)) publish_one(*l, s, c, errors.at(i++));
+    if (l->storage() && l->due(seq)) id = l->id();
+  return id;
+}
+
+void DataStore::Impl::post_below(const detail::Slot& s, const detail::KeepContext& c, detail::Transfer& t) {
+  for (const auto& l : levels) {
+    if (!l->storage() || !l->due(s.sequence)) continue;
+    const double t0 = now();
+    l->post_publish(s, c, t);
+    l->seconds(c.stats) += now() - t0;
+  }
+}
+
+void DataStore::Impl::conclude_below(detail::Slot& s, CheckpointStats& st, int wrote,
+                                     const std::vector<std::string>& errors) {
+  std::size_t i = 0;
+  for (const auto& l : levels) {
+    if (!l->storage() || !l->due(s.sequence)) continue;
+    const double t0 = now();
+    const bool all_wrote = ((wrote >> i) & 1) != 0;
+    l->conclude_publish(s, all_wrote, errors.at(i++));
+    l->seconds(st) += now() - t0;
+  }
 }
 
 std::string DataStore::Impl::write_one(Level& l, const detail::Slot& s, CheckpointStats& st) {

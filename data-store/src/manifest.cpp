@@ -303,17 +303,29 @@ std::vector<fs::path> retire_versions(const fs::path& root, std::int64_t current
   return retired;
 }
 
-void remove_rank_files(const fs::path& root, std::int64_t current, int rank) {
+std::vector<fs::path> rank_files_below(const fs::path& root, std::int64_t current, int rank) {
+  std::vector<fs::path> files;
   for (const auto& v : list_versions(root)) {
     if (v.iteration >= current || v.complete) continue;
-    std::error_code ec;
-    fs::remove(v.path / rank_file_name(rank), ec);
+    files.push_back(v.path / rank_file_name(rank));
     // and its temporaries ("<file>.tmp.XXXXXX", create_temp_beside)
     const std::string tmp = rank_file_name(rank) + ".tmp";
     std::error_code it_ec;
     for (fs::directory_iterator it(v.path, it_ec), end; !it_ec && it != end; it.increment(it_ec))
-      if (it->path().filename().string().rfind(tmp, 0) == 0) fs::remove(it->path(), ec);
+      if (it->path().filename().string().rfind(tmp, 0) == 0) files.push_back(it->path());
   }
+  return files;
+}
+
+void remove_files(const std::vector<fs::path>& files) {
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::remove(f, ec);
+  }
+}
+
+void remove_rank_files(const fs::path& root, std::int64_t current, int rank) {
+  remove_files(rank_files_below(root, current, rank));
 }
 
 void remove_dirs(const std::vector<fs::path>& dirs) {

@@ -74,7 +74,12 @@ std::filesystem::path make_version_dir(const std::filesystem::path& root, std::i
 //    returns the incomplete directories below `current`.
 std::vector<std::filesystem::path> retire_versions(const std::filesystem::path& root, std::int64_t current,
                                                    int keep);
-// 2. every rank: its own file (and temporary) in incomplete versions below `current`.
+// 2. every rank: its own file (and temporary) in incomplete versions below
+//    `current`: found (rank_files_below), then removed (remove_files), or
+//    both at once.
+std::vector<std::filesystem::path> rank_files_below(const std::filesystem::path& root, std::int64_t current,
+                                                    int rank);
+void remove_files(const std::vector<std::filesystem::path>& files);
 void remove_rank_files(const std::filesystem::path& root, std::int64_t current, int rank);
 // 3. rank 0: what is left of directories retired one cycle earlier.
 void remove_dirs(const std::vector<std::filesystem::path>& dirs);

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "level.hpp"
 #include "node_files.hpp"
@@ -52,11 +53,17 @@ bool has_marker(const fs::path& version) {
 
 // Markers first: a version half removed (another rank of the host removes
 // it at the same time, or this one stops) is incomplete, never read.
-void remove_version(const fs::path& version) {
+// Its markers first: a version half deleted is never taken for complete.
+void drop_markers(const fs::path& version) {
   std::error_code ec;
   for (fs::directory_iterator it(version, ec), end; !ec && it != end; it.increment(ec)) {
     if (is_marker(it->path())) fs::remove(it->path(), ec);
   }
+}
+
+void remove_version(const fs::path& version) {
+  drop_markers(version);
+  std::error_code ec;
   fs::remove_all(version, ec);
 }
 
@@ -185,13 +192,26 @@ void forget_node_file(std::vector<NodeFile>& files, std::int64_t iteration, int 
 
 class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
  public:
-  NodeLevel(detail::LevelContext& ctx, const NodeCheckpointConfig& o) : StorageLevel(ctx, o) {}
+  // The directory is named here, on the app's thread: write() runs on the
+  // store's writer thread, which makes no MPI call (host_name() does).
+  NodeLevel(detail::LevelContext& ctx, const NodeCheckpointConfig& o) : StorageLevel(ctx, o) {
+    if (on()) root_ = root();
+  }
   CheckpointLevel id() const override { return CheckpointLevel::node; }
   const char* name() const override { return "node-local storage"; }
   double& seconds(CheckpointStats& st) const override { return st.node_seconds; }
 
   std::string write(const Slot& s, CheckpointStats& st) override;
-  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
+  void post_publish(const Slot&, const detail::KeepContext& c, detail::Transfer&) override {
+    c.fault(StorePoint::node_write);
+  }
+  void conclude_publish(Slot& s, bool all_wrote, const std::string& error) override;
+  // A synchronous commit deletes what retention dropped at once.
+  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override {
+    StorageLevel::publish(s, c, error);
+    remove_doomed();
+    return true;
+  }
 
   bool reads(const detail::RestoreFacts& f) const override {
     return !f.plan.fresh && on() && (f.plan.history || f.restart);
@@ -216,7 +236,9 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   std::optional<detail::StoredPrior> prior() override;
 
  private:
-  fs::path root() const;  // the directory, {host} replaced
+  fs::path root() const;          // the directory, {host} replaced
+  fs::path root_;                 // root(), named when the level is made
+  std::vector<fs::path> doomed_;  // versions retention dropped: their files, deleted by the next write()
   // Versions above `iteration` in this rank's directory are an abandoned
   // future, or failed their checks: moved aside when marked, removed when
   // not (not collective).
@@ -232,7 +254,8 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   std::string load_prior(const detail::StoredPrior& p, std::map<int, detail::Buffer>& local);
   detail::Buffer exchange_partner(const Slot& s);
   void write_files(const Slot& s, std::string& error);
-  void retain(const fs::path& dir, std::int64_t iteration) const;
+  void retain(const fs::path& dir, std::int64_t iteration);
+  void remove_doomed();  // the files of the versions retention dropped
   // One planned version: every image from the rank that reads it, checked
   // and unpacked by its rank. Returns the ranks whose image failed (the
   // same list everywhere; empty: restored and adopted).
@@ -257,6 +280,7 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
 };
 
 fs::path NodeLevel::root() const {
+  if (!root_.empty()) return root_;
   std::string dir = o_.directory;
   const std::string host = detail::host_name().data();
   for (std::size_t at = dir.find("{host}"); at != std::string::npos;
@@ -346,7 +370,15 @@ void NodeLevel::write_files(const Slot& s, std::string& error) {
 // Every rank writes its files; once all agree they did, each writes its
 // marker (which makes its files part of the version) and applies retention
 // to its directory.
+void NodeLevel::remove_doomed() {
+  for (const auto& v : std::exchange(doomed_, {})) {
+    log::debug("node level: removing {}", v.string());
+    remove_version(v);
+  }
+}
+
 std::string NodeLevel::write(const Slot& s, CheckpointStats&) {
+  remove_doomed();
   marker_ = detail::Manifest();
   marker_.iteration = s.iteration;
   marker_.sequence = s.sequence;
@@ -356,9 +388,8 @@ std::string NodeLevel::write(const Slot& s, CheckpointStats&) {
   return error;
 }
 
-bool NodeLevel::publish(Slot& s, const detail::KeepContext& c, const std::string& error) {
-  c.fault(StorePoint::node_write);
-  if (!ctx_.agree(error.empty())) {
+void NodeLevel::conclude_publish(Slot& s, bool all_wrote, const std::string& error) {
+  if (!all_wrote) {
     FX_THROW(CheckpointError,
              error.empty()
                  ? fmt::format("node-local checkpoint of iteration {} failed on another rank (see its log)",
@@ -371,16 +402,15 @@ bool NodeLevel::publish(Slot& s, const detail::KeepContext& c, const std::string
     detail::write_manifest(dir_, marker_, marker_file(ctx_.rank()));
   } catch (const CheckpointError& e) {
     log::warn("node-local checkpoint of iteration {}: {}", s.iteration, e.what());
-    return true;
+    return;
   }
   retain(root(), s.iteration);
-  return true;
 }
 
-// Retention: the newest `keep` versions with markers; versions above this
-// one belong to an abandoned future, older unmarked ones to a write cut
-// short. Every rank of a host decides alike on the same directory.
-void NodeLevel::retain(const fs::path& dir, std::int64_t iteration) const {
+// Retention: the newest `keep` versions with markers up to this one; older
+// unmarked ones belong to a write cut short. Every rank of a host decides
+// alike on the same directory.
+void NodeLevel::retain(const fs::path& dir, std::int64_t iteration) {
   int kept = 1;
   for (const auto& v : detail::list_versions(dir)) {
     if (v.iteration == iteration) continue;
@@ -388,12 +418,14 @@ void NodeLevel::retain(const fs::path& dir, std::int64_t iteration) const {
       ++kept;
       continue;
     }
-    if (v.iteration > iteration) {
-      discard_version(dir, v.path);
-      continue;
-    }
-    log::debug("node level: removing {}", v.path.string());
-    remove_version(v.path);
+    // A newer one may be a peer's on this host, writing the next commit
+    // already (asynchronous commits); an abandoned future went aside at
+    // the restore that abandoned it (set_aside_above).
+    if (v.iteration > iteration) continue;
+    // No longer a version at once; its files go at the next write, on the
+    // writer thread of an asynchronous commit (deleting them is not free).
+    drop_markers(v.path);
+    doomed_.push_back(v.path);
   }
 }
 

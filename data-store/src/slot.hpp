@@ -34,6 +34,7 @@ enum Tag : int {
   kTagNode,         // node level: an image from the rank that read it to its rank
   kTagOwnCopy,      // restore: a recovered rank's own copy, after its members
   kTagNodePartner,  // node level under parity: the image of the rank whose partner copy this one writes
+  kTagReport,       // HDF5 level: a rank's report of its file, to rank 0 (the manifest)
 };
 
 // This process's host name (MPI_Get_processor_name), NUL-terminated.

@@ -578,11 +578,13 @@ void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
 
 void DataStore::commit(std::int64_t iteration) {
   if (!comm_.valid()) FX_THROW(UsageError, "data store: commit() before set_comm()");
+  // The re-protection a restore planned, and the commit in flight (its
+  // storage included): done before this one begins, its time that one's.
+  wait_pending();
   fault_point(StorePoint::commit_begin, iteration);
   Impl& im = *impl_;
   im.repair_facts.reset();  // a repair's facts: no longer true
   const double t0 = now();
-  wait_pending();  // the re-protection a restore planned, and the commit in flight
   const Comm& comm = own_comm();
   im.resize_from_storage = false;  // this version supersedes the stored one
   im.ensure_topology();
@@ -593,7 +595,7 @@ void DataStore::commit(std::int64_t iteration) {
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;
   s.size = comm.size();
-  const bool async = im.async_due(s.sequence);
+  const bool async = im.async_due();
   im.staging.take_waited_seconds();  // counted from here (a sync commit's device copies)
   std::string error;
   std::vector<detail::PendingCopy> later;

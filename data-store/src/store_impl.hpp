@@ -81,15 +81,20 @@ struct DataStore::Impl {
   detail::Levels levels;
   detail::Levels make_levels(const std::vector<detail::LevelMaker>& makers);
   detail::Level& memory();
-  bool storage_due(std::int64_t sequence) const;  // a level below memory keeps this commit
-  bool storage_on() const;                        // a level below memory is on
+  bool storage_due(std::int64_t sequence) const;             // a level below memory keeps this commit
+  bool storage_on() const;                                   // a level below memory is on
+  CheckpointLevel deepest_due(std::int64_t sequence) const;  // the last level keeping it (memory: none below)
   // A committed version to every level below memory that is due; each
-  // one's time into `c.stats`, its level the last one's. In two parts for
-  // a one-rank asynchronous commit: the writes (no MPI; the writer thread),
-  // then their publish with the errors they gave.
+  // one's time into `c.stats`, its level the last one's. In parts for an
+  // asynchronous commit (none blocks on a peer): the writes (no MPI; the
+  // writer thread), their messages, then, after the commit's agreement
+  // (`wrote`: bit i, every rank wrote the i-th level due), the rest with
+  // the errors they gave.
   void keep_below(detail::Slot& s, const detail::KeepContext& c);
   std::vector<std::string> write_below(const detail::Slot& s, CheckpointStats& st);
-  void publish_below(detail::Slot& s, const detail::KeepContext& c, const std::vector<std::string>& errors);
+  void post_below(const detail::Slot& s, const detail::KeepContext& c, detail::Transfer& t);
+  void conclude_below(detail::Slot& s, CheckpointStats& st, int wrote,
+                      const std::vector<std::string>& errors);
   static std::string write_one(detail::Level& l, const detail::Slot& s, CheckpointStats& st);
   static void publish_one(detail::Level& l, detail::Slot& s, const detail::KeepContext& c,
                           const std::string& error);
@@ -169,7 +174,7 @@ struct DataStore::Impl {
   // Asynchronous commits (async_commit.cpp)
   std::unique_ptr<detail::AsyncCommit> pending;    // the commit in flight
   std::optional<CheckpointStats> committed_async;  // handed out by DataStore::take_committed()
-  bool async_due(std::int64_t sequence) const;     // this version's commit may run in the background
+  bool async_due() const;  // commits run in the background (checkpoint.memory.async, buddy scheme)
   // `pending` for `s`, packed but for the copies `later` (the copier's or
   // the step end's), its exchange posted.
   void start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later, const std::string& error,
@@ -182,7 +187,9 @@ struct DataStore::Impl {
   void finish_snapshot();  // the copier joined, the step-end copies made, own_ok set
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
-  bool advance_storage(bool block);  // one rank: its storage writes, then their publish
+  // The storage levels due: their writes (writer thread), then their
+  // messages; true once those are complete.
+  bool advance_storage(bool block);
   // Move `pending` on without waiting for peers (`block`: until it is
   // committed). `at_agree` runs before the agreement is posted. Strict:
   // failures throw (ProcessFailure; CheckpointError when some rank could
@@ -194,6 +201,7 @@ struct DataStore::Impl {
   // cooperation and keep the version only as complete as it got (the
   // restore plan decides); an agreement in flight is left behind.
   void abandon_async();
+  void end_revoked();  // abandon_async() on a revoked comm: every posted transfer ends at once
 
   // Topology: commit() gathers the hosts when set_comm() made them unknown,
   // restore() does with the inventories (unless plan_without_exchange

@@ -40,7 +40,7 @@ class DirLevel final : public detail::StorageLevel<StorageLevelConfig> {
   double& seconds(CheckpointStats&) const override { return seconds_; }
 
   std::string write(const Slot& s, CheckpointStats& st) override;
-  bool publish(Slot& s, const detail::KeepContext& c, const std::string& error) override;
+  void conclude_publish(Slot& s, bool all_wrote, const std::string& error) override;
   bool reads(const detail::RestoreFacts& f) const override {
     return !f.plan.fresh && on() && (f.plan.history || f.restart);
   }
@@ -81,8 +81,8 @@ std::string DirLevel::write(const Slot& s, CheckpointStats&) {
   return "";
 }
 
-bool DirLevel::publish(Slot& s, const detail::KeepContext&, const std::string& error) {
-  if (!ctx_.agree(error.empty())) FX_THROW(CheckpointError, error.empty() ? "another rank failed" : error);
+void DirLevel::conclude_publish(Slot& s, bool all_wrote, const std::string& error) {
+  if (!all_wrote) FX_THROW(CheckpointError, error.empty() ? "another rank failed" : error);
   if (ctx_.rank() == 0) {
     detail::Manifest m;
     m.iteration = s.iteration;
@@ -93,7 +93,6 @@ bool DirLevel::publish(Slot& s, const detail::KeepContext&, const std::string& e
     for (const auto& v : detail::list_versions(o_.directory))
       if (v.complete && ++kept > o_.keep) fs::remove_all(v.path);
   }
-  return true;
 }
 
 // Rank 0 lists the complete versions of this job size; every rank gets

@@ -27,11 +27,11 @@ struct MemoryCheckpointConfig {
   MemoryScheme scheme = MemoryScheme::buddy;  ///< buddy copies or XOR parity
   int parity_group = 4;  ///< parity: ranks per XOR group (>= 2; the last group takes the rest)
   int depth = 2;         ///< versions kept
-  /// Buddy commits without a node-local or HDF5 write return once the
-  /// snapshot is taken; the exchange and the agreement finish in the
-  /// background (DataStore::progress), the version is committed then. A
-  /// job of one rank commits so too, its storage writes included (on a
-  /// thread of the store's, published by a later step).
+  /// Buddy commits return once the snapshot is taken; the exchange and the
+  /// agreement finish in the background (DataStore::progress), the version
+  /// is committed then. A node-local or HDF5 write due is part of it, at
+  /// any rank count (files on a thread of the store's, the marker or
+  /// manifest after the agreement). Parity commits are synchronous.
   bool async = true;
   SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
 };

@@ -183,10 +183,10 @@ class DataStore {
   /// once every rank has it (agreement). Every node.every-th commit also
   /// goes to node-local storage, every hdf5.every-th to disk. A failure
   /// inside throws ProcessFailure and leaves the previous committed version
-  /// intact. With checkpoint.memory.async (buddy scheme, no node-local or
-  /// HDF5 write due) it returns once the snapshot is taken and the exchange
-  /// posted; progress() and flush() finish it, and a failure before then
-  /// leaves the previous version restorable. Two commits never overlap: the
+  /// intact. With checkpoint.memory.async (buddy scheme) it returns once
+  /// the snapshot is taken and the exchange posted; progress() and flush()
+  /// finish it, node-local and HDF5 writes included, and a failure before
+  /// then leaves the previous version restorable. Two commits never overlap: the
   /// next one finishes this one first.
   /// \param iteration the version's iteration, the one restore() returns: the next step to
   ///   run (>= 0); kept versions of this iteration or later are dropped first
