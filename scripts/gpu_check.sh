@@ -284,10 +284,13 @@ done
 
 # The device benchmark (1 GiB per rank first: the 4 GiB rows come last,
 # in case the deadline is near). "node": every commit also writes
-# node-local storage (issue 43 item 2: the app must not wait for it).
-bench() {  # ranks MiB [node]
+# node-local storage (issue 43 item 2: the app must not wait for it);
+# "app": the buddy exchange in the app's calls, the comparison for the
+# default's exchange thread (item 1).
+bench() {  # ranks MiB [node|app]
   local name="bench_${1}r_${2}mib${3:+_$3}" extra=()
   [ "${3:-}" = node ] && extra=(--node-dir "$work/bench-node-{host}")
+  [ "${3:-}" = app ] && extra=(--progress app)
   check "$name" 200 "$launch" -n "$1" -t 190 -- "$build/bench/device/device_bench" \
     --mib "$2" --reps 3 --step-ms 40 ${extra[@]+"${extra[@]}"}
   grep -h '^device: ' "$logs/$name.log" 2>/dev/null | sed 's/^/    /'  # on the console too
@@ -318,6 +321,8 @@ overhead() {
 check overhead 300 overhead
 grep -H 'timing: solve_s' "$logs"/overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
 
+# The comparison for the exchange thread, then the 4 GiB rows.
+if [ "$quick" -eq 1 ]; then bench 4 64 app; else bench 4 1024 app; fi
 if [ "$quick" -eq 0 ]; then bench 1 4096; bench 4 4096; fi
 
 # ----------------------------------------------------------------- results

@@ -6,7 +6,8 @@
 # would otherwise hide behind an expected exit code). Without ctest
 # arguments: ASan+UBSan runs the unit, mpi and ft labels (not multihost);
 # TSan runs the tests whose threads meet: the asynchronous commit's copier
-# (forced on with checkpoint.memory.copier=thread) and the repair deadline.
+# and exchange threads (forced on: checkpoint.memory.copier=thread,
+# progress=thread) and the repair deadline.
 # With --ci (the stage .ci/run runs): ASan+UBSan runs the data store's and
 # the runtime's kill tests and the fuzz corpus replays, TSan the
 # asynchronous-commit tests; only the targets those tests run are built.
@@ -24,7 +25,7 @@ case "$which" in
   thread) build=$root/build-tsan
     default=(-R "async|^data_store_ft_|^runtime_kill|^tryblock_|^reinit_(one|two)_kill" -LE "^(multihost|style)$")
     ci_rules=(".:async")
-    export FX_CFG_CHECKPOINT__MEMORY__COPIER=thread
+    export FX_CFG_CHECKPOINT__MEMORY__COPIER=thread FX_CFG_CHECKPOINT__MEMORY__PROGRESS=thread
     # PMIx's gds/shmem2 maps its segment at a fixed address that TSan's
     # shadow memory holds: every rank aborted in MPI_Init. Its hash store instead.
     export PMIX_MCA_gds=hash

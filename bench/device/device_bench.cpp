@@ -17,11 +17,15 @@
 // With --node-dir, every commit also goes to node-local storage there
 // (written beside the next steps as the rest of an asynchronous commit).
 //
-//   device_bench [--mib 1024] [--reps 5] [--step-ms 40] [--node-dir DIR]
+// --progress says who moves the buddy exchange on (checkpoint.memory.
+// progress: auto, thread or app).
+//
+//   device_bench [--mib 1024] [--reps 5] [--step-ms 40] [--node-dir DIR] [--progress auto]
 #include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/exit_code.hpp>
+#include <fx/recovery/ulfm.hpp>
 #include <fx_bench/results.hpp>
 
 #include <CLI/CLI.hpp>
@@ -98,13 +102,17 @@ int main(int argc, char** argv) {
   int reps = 5;
   double step_ms = 40;
   std::string node_dir;
+  std::string progress = "auto";
   cli.add_option("--mib", mib, "device state per rank, MiB")->check(CLI::PositiveNumber);
   cli.add_option("--reps", reps, "repetitions (medians)")->check(CLI::PositiveNumber);
   cli.add_option("--step-ms", step_ms, "the app's step beside an asynchronous commit, ms")
       ->check(CLI::PositiveNumber);
   cli.add_option("--node-dir", node_dir, "keep every commit in node-local storage under this directory");
+  cli.add_option("--progress", progress, "who moves the buddy exchange on: auto, thread or app")
+      ->check(CLI::IsMember({"auto", "thread", "app"}));
   CLI11_PARSE(cli, argc, argv);
-  MPI_Init(&argc, &argv);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, fx::ulfm::kThreadLevelAsked, &provided);  // as fx::run
   Kokkos::initialize(argc, argv);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -149,6 +157,7 @@ int main(int argc, char** argv) {
     cfg.memory.async = true;
     cfg.memory.depth = 1;  // one version: 4 GiB per rank, 4 ranks fit the host's memory
     cfg.hdf5.restart = false;
+    cfg.memory.progress = *fx::from_string<fx::ExchangeProgress>(progress);
     if (!node_dir.empty()) {
       cfg.node.every = 1;
       cfg.node.keep = 1;
@@ -162,7 +171,7 @@ int main(int argc, char** argv) {
     fx::detail::StoreAccess::set_comm(*store, comm);
     store->add("state", d);
     store->set_snapshot("state", fx::Snapshot::during_next_step);
-    bool async = false;
+    bool async = false, threaded = false;
     for (int r = 0; r < reps; ++r) {
       fill(d, 10 + static_cast<std::uint64_t>(r));
       step_alone.push_back(timed([&] { step_kernels(w, passes); }));
@@ -177,6 +186,7 @@ int main(int argc, char** argv) {
         at_end = fx::now() - t;
       }));
       async = store->last_commit_stats().async;
+      threaded = store->last_commit_stats().progress_thread;
       // Until it is committed: more steps, the app's time in progress()
       // (storage conclusions included) counted; a flush() at the end, too.
       double later = 0;
@@ -234,6 +244,8 @@ int main(int argc, char** argv) {
           .add("staging_over_pinned", median(ratio_staged))
           .add("pinned_h2d_s", median(h2d))
           .add("commit_async", async)
+          .add("progress", progress)
+          .add("progress_thread", threaded)
           .add("step_s", median(step_alone))
           .add("step_with_commit_s", median(step_with))
           .add("app_wait_s", median(waited))

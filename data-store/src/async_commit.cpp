@@ -2,6 +2,7 @@
 #include "async_commit.hpp"
 
 #include <fx/clock.hpp>
+#include <fx/data_store/store_access.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/comm_access.hpp>
 
@@ -62,7 +63,71 @@ void StorageWriter::wait() {
   if (thread_.joinable()) thread_.join();
 }
 
+void TransferThread::start(std::vector<MPI_Request> rs) {
+  requests_ = std::move(rs);
+  rc_ = MPI_SUCCESS;
+  done_ = false;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    bool all = false;
+    while (!all && !stop_) {
+      all = true;
+      for (auto& r : requests_) {
+        int flag = 1;
+        if (r != MPI_REQUEST_NULL) rc_ = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        if (rc_ != MPI_SUCCESS) break;
+        all = all && flag;
+      }
+      if (rc_ != MPI_SUCCESS) break;
+      if (!all) sched_yield();  // the core is idle, or shared with a peer we wait for
+    }
+    done_ = true;
+  });
+}
+
+int TransferThread::finish(std::vector<MPI_Request>& rs) {
+  if (!thread_.joinable()) return MPI_SUCCESS;
+  thread_.join();
+  rs = std::exchange(requests_, {});
+  return rc_;
+}
+
+TransferThread::~TransferThread() {
+  std::vector<MPI_Request> rest;
+  stop(rest);
+}
+
+int TransferThread::stop(std::vector<MPI_Request>& rs) {
+  stop_ = true;
+  return finish(rs);
+}
+
+StoreAccess::Exchange StoreAccess::exchange(const DataStore& store) {
+  const AsyncCommit* a = store.impl_->pending.get();
+  if (a == nullptr || !a->image_posted) return Exchange::not_posted;
+  if (!a->threaded) return Exchange::in_app_calls;
+  return a->exchanged || a->mover.finished() ? Exchange::done_on_thread : Exchange::on_thread;
+}
+
 }  // namespace detail
+
+bool DataStore::Impl::exchange_thread() {
+  const bool multiple = ulfm::thread_multiple();
+  switch (options.memory.progress) {
+    case ExchangeProgress::app:
+      return false;
+    case ExchangeProgress::thread:
+      if (!multiple && !warned_progress && rank() == 0)
+        log::warn(
+            "checkpoint.memory.progress: thread needs MPI_THREAD_MULTIPLE, which this MPI library "
+            "does not give: the app's calls move the buddy exchange on");
+      warned_progress = true;
+      return multiple;
+    case ExchangeProgress::automatic:
+      break;
+  }
+  return multiple && static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
+}
 
 bool DataStore::Impl::copier_thread() const {
   switch (options.memory.copier) {
@@ -93,6 +158,8 @@ void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCo
   a->stats.iteration = s.iteration;
   a->stats.static_bytes_sent = static_sent;
   a->stats.async = true;
+  a->threaded = !alone() && exchange_thread();
+  a->stats.progress_thread = a->threaded;
   if (!later.empty() && copier_thread())
     a->copier.start(std::move(later), s.own_info, s.own.data(), &staging);
   else
@@ -126,23 +193,26 @@ namespace {
 constexpr int kKept = 1;
 constexpr int kWroteShift = 1;
 
-// Test (or wait for) every request; false while some are pending. On an
-// error the others become orphans and the comm is revoked: the caller's
-// check throws.
+// After an error `rc` on one of `rs`: the others become orphans and the
+// comm is revoked (the caller's check throws). Returns rc.
+int orphan_on_error(std::vector<MPI_Request>& rs, int rc, std::vector<MPI_Request>& orphans, MPI_Comm comm) {
+  if (rc == MPI_SUCCESS) return rc;
+  for (auto& r : rs) {
+    if (r != MPI_REQUEST_NULL) orphans.push_back(r);
+    r = MPI_REQUEST_NULL;
+  }
+  if (ulfm::is_failure(rc)) ulfm::revoke(comm);
+  return rc;
+}
+
+// Test (or wait for) every request; `done` false while some are pending.
 int complete(std::vector<MPI_Request>& rs, bool block, bool& done, std::vector<MPI_Request>& orphans,
              MPI_Comm comm) {
   done = true;
   for (std::size_t i = 0; i < rs.size(); ++i) {
     int flag = 1;
     const int rc = block ? MPI_Wait(&rs[i], MPI_STATUS_IGNORE) : MPI_Test(&rs[i], &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      for (auto& r : rs) {
-        if (r != MPI_REQUEST_NULL) orphans.push_back(r);
-        r = MPI_REQUEST_NULL;
-      }
-      if (ulfm::is_failure(rc)) ulfm::revoke(comm);
-      return rc;
-    }
+    if (rc != MPI_SUCCESS) return orphan_on_error(rs, rc, orphans, comm);
     done = done && flag;
   }
   return MPI_SUCCESS;
@@ -193,37 +263,54 @@ bool DataStore::Impl::advance_storage(bool block) {
 
 bool DataStore::Impl::advance_exchange(bool block) {
   detail::AsyncCommit& a = *pending;
-  Slot& s = *a.slot;
   // The app's members are released with its next step, whatever the
   // exchange does; device members' bytes may still be on their way into
   // the image then (the exchange waits for them).
   release_snapshot();
   if (!block && !a.copier.finished()) return false;
   finish_snapshot();
-  bool done = false;
   if (!a.sizes_done) {
     std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
-    const int rc = complete(rs, block, done, orphans, comm.raw());
+    const int rc = complete(rs, block, a.sizes_done, orphans, comm.raw());
     a.failed = a.failed || rc != MPI_SUCCESS;
     comm.check(rc, "MPI_Test (checkpoint sizes)", __FILE__, __LINE__);
     std::copy(rs.begin(), rs.end(), a.sizes.begin());
-    a.sizes_done = done;
   }
-  if (a.sizes_done && !a.image_posted) {
-    detail::Transfer x(comm, orphans);
-    if (a.in[0] > 0) s.held.reset(a.in[0]);
-    x.exchange(s.own.data(), a.out[0], a.dest, s.held.data(), a.in[0], a.src, detail::kTagImage);
-    a.image = x.release();
-    a.image_posted = true;
-  }
-  if (a.image_posted && !a.exchanged) {
-    const int rc = complete(a.image, block, done, orphans, comm.raw());
-    a.failed = a.failed || rc != MPI_SUCCESS;
-    comm.check(rc, "MPI_Test (checkpoint image)", __FILE__, __LINE__);
-    if (done && a.in[0] > 0) s.hold(a.src, a.in[1]);
-    a.exchanged = done;
-  }
+  if (a.sizes_done && !a.image_posted) post_image();
+  if (a.image_posted && !a.exchanged) advance_image(block);
   return a.exchanged && advance_storage(block);
+}
+
+// The image exchange, posted once both sizes are in; on the exchange
+// thread when the commit has one.
+void DataStore::Impl::post_image() {
+  detail::AsyncCommit& a = *pending;
+  Slot& s = *a.slot;
+  detail::Transfer x(comm, orphans);
+  if (a.in[0] > 0) s.held.reset(a.in[0]);
+  x.exchange(s.own.data(), a.out[0], a.dest, s.held.data(), a.in[0], a.src, detail::kTagImage);
+  a.image = x.release();
+  a.image_posted = true;
+  if (a.threaded) a.mover.start(std::exchange(a.image, {}));
+}
+
+// Tests (or waits for) the image exchange, or takes it back from the
+// exchange thread once that finished; the buddy's copy is held then.
+void DataStore::Impl::advance_image(bool block) {
+  detail::AsyncCommit& a = *pending;
+  if (a.mover.running() && !block && !a.mover.finished()) return;
+  bool done = false;
+  int rc = MPI_SUCCESS;
+  if (a.mover.running()) {
+    rc = orphan_on_error(a.image, a.mover.finish(a.image), orphans, comm.raw());
+    done = rc == MPI_SUCCESS;
+  } else {
+    rc = complete(a.image, block, done, orphans, comm.raw());
+  }
+  a.failed = a.failed || rc != MPI_SUCCESS;
+  comm.check(rc, "MPI_Test (checkpoint image)", __FILE__, __LINE__);
+  if (done && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+  a.exchanged = done;
 }
 
 bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_agree) {
@@ -285,8 +372,9 @@ void DataStore::Impl::conclude_async() {
   commit_stats = st;
   committed_async = st;
   log::debug(
-      "committed iteration {} after {:.3f} ms: the app waited {:.3f} ms in the commit, {:.3f} ms after", it,
-      st.committed_seconds * 1e3, st.seconds * 1e3, st.background_seconds * 1e3);
+      "committed iteration {} after {:.3f} ms: the app waited {:.3f} ms in the commit, {:.3f} ms after{}", it,
+      st.committed_seconds * 1e3, st.seconds * 1e3, st.background_seconds * 1e3,
+      st.progress_thread ? " (the exchange on the store's thread)" : "");
 }
 
 void DataStore::Impl::abandon_async() {
@@ -318,6 +406,9 @@ void DataStore::Impl::abandon_async() {
 // Requests an earlier error handed to the orphans look complete here.
 void DataStore::Impl::end_revoked() {
   detail::AsyncCommit& a = *pending;
+  if (a.mover.running() &&
+      orphan_on_error(a.image, a.mover.stop(a.image), orphans, comm.raw()) != MPI_SUCCESS)
+    a.failed = true;
   bool ok = !a.failed && a.sizes_done && a.image_posted;
   for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
   for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;

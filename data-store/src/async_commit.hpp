@@ -70,6 +70,33 @@ class StorageWriter {
   std::atomic<bool> done_{false};
 };
 
+// Completes a transfer's requests on a thread of its own beside the app's
+// steps (MPI_THREAD_MULTIPLE): else Open MPI moves a large message on only
+// inside the app's MPI calls, whose time its copy then takes. The thread
+// owns the requests until finish() or stop() gives them back; MPI_Test
+// and the comm's error handler (a revoke) are all it runs.
+class TransferThread {
+ public:
+  TransferThread() = default;
+  TransferThread(const TransferThread&) = delete;
+  TransferThread& operator=(const TransferThread&) = delete;
+  ~TransferThread();  // stopped: requests still posted are left to MPI_Finalize
+  void start(std::vector<MPI_Request> rs);
+  bool running() const { return thread_.joinable(); }
+  bool finished() const { return done_; }  // every request complete, or one failed
+  // Joined (stop: at once, leaving the rest posted); the requests back,
+  // null where complete. The first error's code, else MPI_SUCCESS.
+  int finish(std::vector<MPI_Request>& rs);
+  int stop(std::vector<MPI_Request>& rs);
+
+ private:
+  std::thread thread_;
+  std::vector<MPI_Request> requests_;
+  int rc_ = MPI_SUCCESS;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> stop_{false};
+};
+
 struct AsyncCommit {
   Slot* slot = nullptr;
   std::int64_t iteration = -1;
@@ -85,7 +112,9 @@ struct AsyncCommit {
   std::array<MPI_Request, 2> sizes{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   bool sizes_done = false;
   bool image_posted = false;
-  std::vector<MPI_Request> image;  // the receive's and the send's pieces
+  std::vector<MPI_Request> image;  // the receive's and the send's pieces (with `mover` while it runs)
+  bool threaded = false;           // the image exchange moves on `mover` (checkpoint.memory.progress)
+  TransferThread mover;
   bool exchanged = false;
   bool failed = false;  // a transfer ended in error: its requests went to the orphans, nothing held
   ulfm::PendingAgreement agreement;

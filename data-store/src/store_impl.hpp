@@ -120,6 +120,11 @@ struct DataStore::Impl {
   // auto: when a core of this host is idle), else on the app's thread at
   // the step end.
   bool copier_thread() const;
+  // The buddy exchange moves on a thread of the store's (checkpoint.memory.
+  // progress; auto: MPI_THREAD_MULTIPLE and a core of this host idle), else
+  // in the app's calls.
+  bool exchange_thread();
+  bool warned_progress = false;
   std::vector<MPI_Request> orphans;
   // Buffers of orphaned requests: freed only once drain_orphans() has
   // completed those requests (MPI may still read or write them until then).
@@ -187,6 +192,8 @@ struct DataStore::Impl {
   void finish_snapshot();  // the copier joined, the step-end copies made, own_ok set
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
+  void post_image();               // once both sizes are in (to the exchange thread, if any)
+  void advance_image(bool block);  // `exchanged` once complete, the buddy's copy held
   // The storage levels due: their writes (writer thread), then their
   // messages; true once those are complete.
   bool advance_storage(bool block);

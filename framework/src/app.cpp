@@ -69,7 +69,7 @@ struct MpiWorld {
 // (MPI finalized, the reason reported) when the library cannot give it.
 std::optional<MpiWorld> start_mpi(int& argc, char**& argv) {
   int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, ulfm::kThreadLevel, &provided);
+  MPI_Init_thread(&argc, &argv, ulfm::kThreadLevelAsked, &provided);
   ulfm::prepare_process();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MpiWorld w;

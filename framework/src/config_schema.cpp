@@ -229,6 +229,8 @@ std::vector<ConfigKey> checkpoint_keys() {
               "buddy commits finish in the background (exchange, agreement)"),
       named<SnapshotCopier>("checkpoint.memory.copier", FX_MEMBER(checkpoint.memory.copier),
                             "who copies during_next_step members: a thread, the step end, or auto"),
+      named<ExchangeProgress>("checkpoint.memory.progress", FX_MEMBER(checkpoint.memory.progress),
+                              "who moves the buddy exchange on: a thread, the app's calls, or auto"),
   };
   auto add = [&keys](std::vector<ConfigKey> more) {
     for (auto& k : more) keys.push_back(std::move(k));

@@ -24,6 +24,12 @@ std::string thread_level_shortfall(int provided) {
          "the main thread, which alone calls MPI)";
 }
 
+bool thread_multiple() {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  return provided == MPI_THREAD_MULTIPLE;
+}
+
 namespace {
 
 // maybe_unused: pass-through mode (no ULFM) needs neither helper.

@@ -83,6 +83,17 @@ class MadeUp(unittest.TestCase):
         self.assertEqual(data["checks"]["overhead"], {"verdict": "ok"})
         self.assertEqual(bench_results.missed(data), [])
 
+    def test_a_comparison_row_has_no_wait_target(self):
+        # --progress app: the exchange in the app's calls, against which the
+        # default's exchange thread is measured (issue 43, item 1).
+        app = dict(row(4, 64, 3.0), progress="app")
+        data = {"checks": {"bench_4r_64mib_app": {"verdict": "ok"}}, "device_bench": [row(4, 64, 0.02), app]}
+        gpu_results.judge(data)
+        self.assertEqual(gpu_results.bench_name(app), "bench_4r_64mib_app")
+        self.assertNotIn("target_app_wait_over_copy", app)
+        self.assertTrue(data["device_bench"][0]["target_app_wait_over_copy"]["met"])
+        self.assertEqual(data["checks"]["bench_4r_64mib_app"], {"verdict": "ok"})
+
     def test_a_failed_check_stays_failed(self):
         data = {"checks": {"overhead": {"verdict": "failed", "code": 1}},
                 "stencil_overhead": [{"pairs": 1, "fx_over_baseline": {"median": 1.5}}]}

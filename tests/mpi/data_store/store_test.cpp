@@ -2,6 +2,7 @@
 // "fails" by dropping its DataStore and its state, like a recruited spare
 // that has just run the application's setup.
 #include <fmt/format.h>
+#include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/recovery/ulfm.hpp>
@@ -9,11 +10,14 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "level.hpp"  // the store's levels (standard_levels) and a test's own (dir_level.cpp)
 
@@ -198,6 +202,55 @@ TEST(DataStoreAsync, CommitFinishesInTheBackground) {
   EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 3);
   EXPECT_TRUE(all_true(p.state->matches(3)));
 }
+
+// The image exchange of an asynchronous commit moves on a thread of the
+// store's (checkpoint.memory.progress: thread): once a step end has posted
+// it, it completes while the app's thread makes no MPI call (issue 43,
+// item 1). With `app`, the app's calls move it; the copies restore alike.
+class DataStoreAsyncProgress : public ::testing::TestWithParam<fx::ExchangeProgress> {};
+
+TEST_P(DataStoreAsyncProgress, TheExchangeMovesOnWithoutTheAppsCalls) {
+  using X = fx::detail::StoreAccess::Exchange;
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a buddy";
+  const bool threaded = GetParam() == fx::ExchangeProgress::thread;
+  fx::CheckpointConfig cfg = memory_async();
+  cfg.memory.progress = GetParam();
+  Process p(cfg, comm);
+  std::vector<double> big(std::size_t{4} << 20, 0.5 * r);  // 32 MiB: no copy in the blink of a flag
+  p.store->add("big", big);
+  p.commit(1);
+  EXPECT_EQ(p.store->last_commit_stats().progress_thread, threaded);
+  // Step ends until the sizes are in and the image exchange is posted.
+  while (fx::detail::StoreAccess::exchange(*p.store) == X::not_posted &&
+         !fx::detail::StoreAccess::progress(*p.store)) {
+  }
+  if (threaded) {
+    // No MPI call on this thread from here: the store's thread alone.
+    const double until = fx::now() + 60;
+    while (fx::detail::StoreAccess::exchange(*p.store) == X::on_thread && fx::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(fx::detail::StoreAccess::exchange(*p.store), X::done_on_thread);
+  } else {
+    const X x = fx::detail::StoreAccess::exchange(*p.store);
+    EXPECT_TRUE(x == X::in_app_calls || x == X::not_posted);
+  }
+  fx::detail::StoreAccess::flush(*p.store);
+  EXPECT_EQ(p.store->committed_iteration(), 1);
+  const int victim = 1 % n;
+  p.repair(r == victim, cfg, comm);
+  std::fill(big.begin(), big.end(), -1.0);
+  if (r == victim) p.store->add("big", big);
+  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 1);
+  EXPECT_TRUE(all_true(p.state->matches(1) &&
+                       std::all_of(big.begin(), big.end(), [&](double v) { return v == 0.5 * r; })));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DataStoreAsyncProgress,
+                         ::testing::Values(fx::ExchangeProgress::thread, fx::ExchangeProgress::app),
+                         [](const auto& p) { return std::string(fx::to_string(p.param)); });
 
 // A member promised untouched until the next step ends is copied beside
 // that step (on the store's thread, or at the step end): the step-end

@@ -609,7 +609,7 @@ const std::vector<BadCase> kCases = {
      0,
      "env FX_CFG_CHECKPOINT__MEMORY__EVRY: checkpoint.memory.evry: expected one of every, buddy_distance, "
      "scheme, "
-     "parity_group, depth, async, copier (did you mean 'every'?), got 'evry'"},
+     "parity_group, depth, async, copier, progress (did you mean 'every'?), got 'evry'"},
     {"missing_file",
      "",
      {"FX_CONFIG={d}/nope.yaml"},

@@ -18,6 +18,12 @@ enum class UnusablePolicy { fresh, stop };
 /// step's end, or (automatic) the thread when this host has a core no rank
 /// keeps busy.
 enum class SnapshotCopier { automatic, thread, step_end };
+/// Who moves an asynchronous commit's buddy exchange on: a thread of the
+/// store's own beside the app's steps (MPI_THREAD_MULTIPLE), the app's
+/// thread in its calls (progress() at each step end, and its own MPI
+/// calls), or (automatic) the thread when the MPI library gives
+/// MPI_THREAD_MULTIPLE and this host has a core no rank keeps busy.
+enum class ExchangeProgress { automatic, thread, app };
 
 /// `checkpoint.memory`: the in-memory level, and when commits happen.
 struct MemoryCheckpointConfig {
@@ -33,7 +39,8 @@ struct MemoryCheckpointConfig {
   /// any rank count (files on a thread of the store's, the marker or
   /// manifest after the agreement). Parity commits are synchronous.
   bool async = true;
-  SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
+  SnapshotCopier copier = SnapshotCopier::automatic;        ///< who copies during_next_step members
+  ExchangeProgress progress = ExchangeProgress::automatic;  ///< who moves the buddy exchange on
 };
 
 /// What every storage level below memory is set by (`checkpoint.node`,
@@ -80,4 +87,6 @@ struct CheckpointConfig {
 FX_ENUM_NAMES(fx::MemoryScheme, {fx::MemoryScheme::buddy, "buddy"}, {fx::MemoryScheme::parity, "parity"})
 FX_ENUM_NAMES(fx::SnapshotCopier, {fx::SnapshotCopier::automatic, "auto"},
               {fx::SnapshotCopier::thread, "thread"}, {fx::SnapshotCopier::step_end, "step_end"})
+FX_ENUM_NAMES(fx::ExchangeProgress, {fx::ExchangeProgress::automatic, "auto"},
+              {fx::ExchangeProgress::thread, "thread"}, {fx::ExchangeProgress::app, "app"})
 FX_ENUM_NAMES(fx::UnusablePolicy, {fx::UnusablePolicy::fresh, "fresh"}, {fx::UnusablePolicy::stop, "stop"})

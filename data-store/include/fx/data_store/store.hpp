@@ -39,7 +39,10 @@ struct CheckpointStats {
   /// the app's thread after the call (the copies left to the step end when
   /// no core is idle, the exchange, the agreement).
   double background_seconds = 0;
-  bool async = false;            ///< commit: the exchange and agreement ran after the call
+  bool async = false;  ///< commit: the exchange and agreement ran after the call
+  /// asynchronous commit: the buddy exchange moved on a thread of the
+  /// store's, beside the app's steps (`checkpoint.memory.progress`)
+  bool progress_thread = false;
   double memory_seconds = 0;     ///< in-memory part (pack, redundancy, agreement / pull, load)
   double node_seconds = 0;       ///< node-local part (0 when the call did not touch it)
   double hdf5_seconds = 0;       ///< disk part (0 when the call did not touch disk)

@@ -78,6 +78,12 @@ struct StoreAccess {
   static constexpr int kNothing = 1;                       // this store holds no version, its sequence is 0
   static constexpr int kNotRestored = 2;                   // no restore() returned on this store
   static constexpr int kUnused = kNothing | kNotRestored;  // a spare's store
+  // Where an asynchronous commit's image exchange is (flags only, no MPI
+  // call): not posted (no commit in flight, or its sizes still coming),
+  // moving on the store's progress thread, complete there, or moved on by
+  // the app's calls (checkpoint.memory.progress).
+  enum class Exchange { not_posted, on_thread, done_on_thread, in_app_calls };
+  static Exchange exchange(const DataStore& store);
   // This process's bits; the store's comm is set.
   static int facts(const DataStore& store);
   // What the repair agreed (the AND of every live process's bits), after

@@ -23,13 +23,19 @@ bool active();
 // to a just-killed peer on another host died silently in 7 of 109 runs).
 void prepare_process();
 
-// The thread level fx asks MPI_Init_thread for: the asynchronous commit's
-// copier, the repair deadline and an OpenMP backend's workers never call
-// MPI; the main thread alone does.
+// The thread level fx needs: the asynchronous commit's copier, the repair
+// deadline and an OpenMP backend's workers never call MPI; the main thread
+// does.
 constexpr int kThreadLevel = MPI_THREAD_FUNNELED;
+// The level fx asks MPI_Init_thread for: with it, an asynchronous commit's
+// buddy exchange may move on beside the app on a thread of the store's
+// (checkpoint.memory.progress), while the main thread calls MPI too.
+constexpr int kThreadLevelAsked = MPI_THREAD_MULTIPLE;
 // "" when `provided` (MPI_Init_thread's answer) is at least kThreadLevel,
 // else the one line that says what the MPI library gave and fx needs.
 std::string thread_level_shortfall(int provided);
+// The MPI library's thread level (MPI_Query_thread) is MPI_THREAD_MULTIPLE.
+bool thread_multiple();
 
 // rc is PROC_FAILED, PROC_FAILED_PENDING or REVOKED (by error class).
 bool is_failure(int rc);
