@@ -512,6 +512,10 @@ void DataStore::add_member(Member m) {
              fmt::format("data store: member '{}' has neither host memory nor save/load", m.name));
   }
   members_.push_back(std::move(m));
+  // A device member's pinned staging buffer: allocated now, not by the
+  // first commit (pinning hundreds of MiB takes a GPU job's step time).
+  const Member& added = members_.back();
+  if (added.to_host && added.bytes > 0) impl_->staging.buffer(members_.size() - 1, added.bytes);
 }
 
 void DataStore::add_static_member(StaticMember m) {
@@ -570,6 +574,8 @@ void DataStore::set_snapshot(const std::string& name, Snapshot snapshot) {
                                        "is copied at the commit (its extents are part of the snapshot)",
                                        name));
     m.snapshot = snapshot;
+    if (snapshot == Snapshot::during_next_step && m.reserve_snapshot)
+      m.reserve_snapshot();  // not at a commit
     return;
   }
   FX_THROW(UsageError,

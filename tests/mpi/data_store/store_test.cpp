@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "level.hpp"  // the store's levels (standard_levels) and a test's own (dir_level.cpp)
@@ -480,6 +482,39 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
 INSTANTIATE_TEST_SUITE_P(Copiers, DataStoreDevice,
                          ::testing::Values(fx::SnapshotCopier::thread, fx::SnapshotCopier::step_end),
                          [](const auto& p) { return std::string(fx::to_string(p.param)); });
+
+// The store's pinned staging buffers and device snapshots are allocated at
+// registration (add, set_snapshot), never by a commit: on an H200 the
+// first commit's allocations took 166 ms of the app's steps (issue 43,
+// item 1). Kokkos' tool hook counts them (a C callback: a counter of the
+// test's own).
+std::atomic<int> store_allocations{0};
+
+void count_store_allocation(const Kokkos::Tools::SpaceHandle, const char* label, const void*,
+                            const std::uint64_t) {
+  const std::string_view l(label);
+  if (l == "fx_staging" || l == "fx_snapshot") ++store_allocations;
+}
+
+TEST(DataStoreDeviceBuffers, AllocatedAtRegistrationNotByACommit) {
+  const fx::Comm comm = make_comm();
+  DeviceState state(comm.rank());
+  auto store = fx::detail::StoreAccess::make(memory_async());
+  fx::detail::StoreAccess::set_comm(*store, comm);
+  store_allocations = 0;
+  Kokkos::Tools::Experimental::set_allocate_data_callback(&count_store_allocation);
+  state.add_to(*store);
+  const int registered = store_allocations;
+  for (std::int64_t it = 1; it <= 3; ++it) {  // more than the versions kept: buffers recycled too
+    state.fill(it);
+    store->commit(it);
+    fx::detail::StoreAccess::flush(*store);
+  }
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  EXPECT_EQ(registered, 3);  // both members' staging buffers, field's snapshot
+  EXPECT_EQ(store_allocations, registered);
+  EXPECT_EQ(store->committed_iteration(), 3);
+}
 
 TEST(DataStoreBuddy, DepthAndAFailedCommitKeepThePreviousVersion) {
   const fx::Comm comm = make_comm();

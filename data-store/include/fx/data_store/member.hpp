@@ -66,9 +66,12 @@ struct Member {
   /// device memory (the member's own, kept for the next commit) taken at
   /// the commit, from which the copy to the host is made after the commit
   /// returned; the app's next step then need not wait for that copy.
+  /// `reserve_snapshot` allocates that copy (DataStore::set_snapshot calls
+  /// it, so that no commit does).
   ///@{
   std::function<void(const DeviceSpace& space)> to_snapshot;
   std::function<void(const DeviceSpace& space, std::byte* out)> snapshot_to_host;
+  std::function<void()> reserve_snapshot;
   ///@}
   Snapshot snapshot = Snapshot::at_commit;  ///< when a commit copies it (DataStore::set_snapshot)
   /// Set for a member whose size changes (fx::resizable): its extents now,
@@ -195,11 +198,14 @@ Member staged_member(const std::string& name, const V& view, Current current) {
   using Copy =
       Kokkos::View<typename V::non_const_data_type, typename V::array_layout, typename V::memory_space>;
   auto copy = std::make_shared<Copy>();  // allocated at the first snapshot
-  m.to_snapshot = [current, copy](const DeviceSpace& space) {
+  m.reserve_snapshot = [current, copy] {
     const V& v = current();
     if (copy->span() != v.span())
       *copy = Copy(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("fx_snapshot")), v.layout());
-    Kokkos::deep_copy(space, *copy, v);
+  };
+  m.to_snapshot = [current, copy, reserve = m.reserve_snapshot](const DeviceSpace& space) {
+    reserve();  // the member's size may have changed since
+    Kokkos::deep_copy(space, *copy, current());
   };
   m.snapshot_to_host = [copy](const DeviceSpace& space, std::byte* out) {
     Kokkos::deep_copy(space, host_alias(*copy, out), *copy);
