@@ -28,6 +28,11 @@ void Buffer::Free::operator()(std::byte* p) const {
     std::free(p);
 }
 
+void Buffer::reset_touched(std::size_t n) {
+  reset(n);
+  if (capacity_ > 0) std::memset(data_.get(), 0, capacity_);
+}
+
 void Buffer::reset(std::size_t n) {
   // A mapped file is rewritten in fresh memory: its copy-on-write faults,
   // a page at a time, would cost more than huge pages.

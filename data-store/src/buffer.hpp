@@ -17,6 +17,9 @@ class Buffer {
   void reset(std::size_t n);
   // Make room for n bytes, keeping the current contents.
   void grow(std::size_t n);
+  // reset(n), every page written once: the page faults (and huge-page
+  // compaction) happen now, not in the first copy into it.
+  void reset_touched(std::size_t n);
   void release();
   // Map the first n bytes of the open file fd, private and writable (copy
   // on write): its pages are read where they are, never copied, and the

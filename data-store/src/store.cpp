@@ -131,6 +131,15 @@ void StoreAccess::agreed(DataStore& store, int facts) {
 
 void StoreAccess::start_over(DataStore& store) { store.impl_->start_over(); }
 
+std::vector<const void*> StoreAccess::image_buffers(const DataStore& store) {
+  std::vector<const void*> out;
+  for (const auto* slots : {&store.impl_->versions, &store.impl_->pool})
+    for (const auto& s : *slots)
+      for (const Buffer* b : {&s->own, &s->held})
+        if (b->data() != nullptr) out.push_back(b->data());
+  return out;
+}
+
 int StoreAccess::buddy_distance_for(const std::vector<std::string>& hosts, int preferred) {
   return choose_buddy_distance(hosts, preferred);
 }
@@ -149,6 +158,17 @@ std::unique_ptr<Slot> DataStore::Impl::spare_slot() {
   }
   s->clear_flags();
   return s;
+}
+
+void DataStore::Impl::reserve_slots(std::size_t bytes, bool holds) {
+  // new_slot() recycles the oldest of `depth` versions (depth 1: of two).
+  const std::size_t slots = static_cast<std::size_t>(std::max(depth(), 2));
+  while (versions.size() + pool.size() < slots) {
+    auto s = std::make_unique<Slot>();
+    s->own.reset_touched(bytes);
+    if (holds) s->held.reset_touched(bytes);  // the buddy's image: its size, as a rule
+    pool.push_back(std::move(s));
+  }
 }
 
 Slot& DataStore::Impl::new_slot(std::int64_t iteration, bool recycle) {
@@ -500,6 +520,15 @@ void DataStore::set_comm(Comm comm) {
       impl_->retire(i);
     }
   }
+}
+
+void DataStore::reserve() {
+  Impl& im = *impl_;
+  if (!comm_.valid() || (im.options.memory.every == 0 && !im.options.memory.every_auto)) return;
+  for (auto& m : members_) detail::refresh(m);  // a resizable member's extents now
+  // The store's own comm is made by its next collective: the app's tells the sizes.
+  im.reserve_slots(detail::layout_image(members_, 0, 0, comm_.rank(), comm_.size()).total_bytes,
+                   !im.parity() && comm_.size() > 1);
 }
 
 void DataStore::add_member(Member m) {

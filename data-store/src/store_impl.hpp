@@ -160,6 +160,10 @@ struct DataStore::Impl {
   detail::Slot* find(std::int64_t iteration);
   detail::Slot& slot_for(std::int64_t iteration, int size);  // existing, or new without recycling
   std::unique_ptr<detail::Slot> spare_slot();                // from the pool, outside `versions`
+  // The slots the versions to come take (each commit's own image, and the
+  // buddy's copy when it `holds` one), allocated and touched now for images
+  // of `bytes`: the first commits find them in the pool.
+  void reserve_slots(std::size_t bytes, bool holds);
 
   // MPIX_Comm_agree on the app comm (bitwise AND); throws ProcessFailure.
   int agree(int flag);

@@ -406,6 +406,13 @@ void Runtime::restore_or_initialize() {
   iteration_ = restored.value_or(0);
   record_start(restored ? store_->last_restore_level() : CheckpointLevel::none, 0);
   recorder_.restored(now() - t, iteration_, restored ? store_->last_restore_level() : CheckpointLevel::none);
+  // The job's start (not a recruit's recovery, which must stay short): the
+  // versions' buffers now, not in the first commits' steps.
+  if (recoveries_ == 0) {
+    const double tr = now();
+    StoreAccess::reserve(*store_);
+    recorder_.phase("reserve", now() - tr);
+  }
   sync_interval();
   if (restored) after_restore({iteration_, store_->last_restore_level(), !stepped_, false});
   stage_ = Stage::steps;

@@ -273,6 +273,7 @@ class DataStore {
   void start_reprotection();
   void wait_pending();
   void clear_registrations();
+  void reserve();
   // The logical app communicator; set again by the runtime after each
   // repair, on every rank of it. Not collective itself: the store talks on
   // its own duplicate of `comm`, made by the next collective call (every
