@@ -126,7 +126,7 @@ bool DataStore::Impl::exchange_thread() {
     case ExchangeProgress::automatic:
       break;
   }
-  return multiple && static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
+  return multiple && idle_core();
 }
 
 bool DataStore::Impl::copier_thread() const {
@@ -138,6 +138,12 @@ bool DataStore::Impl::copier_thread() const {
     case SnapshotCopier::automatic:
       break;
   }
+  return idle_core();
+}
+
+// A core beyond one per rank on this host: a thread of the store's runs
+// there without taking the app's.
+bool DataStore::Impl::idle_core() const {
   return static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
 }
 

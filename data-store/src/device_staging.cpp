@@ -28,6 +28,18 @@ void destroy_stream(void* s) { (void)hipStreamDestroy(static_cast<NativeStream>(
 
 }  // namespace
 
+std::byte* allocate_pinned_bytes(std::size_t bytes, const char* label) {
+  auto* p = static_cast<std::byte*>(Kokkos::kokkos_malloc<PinnedSpace>(label, bytes));
+  if (!p)
+    FX_THROW(CheckpointError,
+             fmt::format("data store: cannot allocate {} bytes of pinned memory ({})", bytes, label));
+  return p;
+}
+
+void free_pinned_bytes(std::byte* p) {
+  if (p) Kokkos::kokkos_free<PinnedSpace>(p);
+}
+
 DeviceStaging::~DeviceStaging() {
   if (space_) space_->fence();
   for (auto& b : buffers_) free_pinned(b);
@@ -38,7 +50,7 @@ DeviceStaging::~DeviceStaging() {
 }
 
 void DeviceStaging::free_pinned(Pinned& p) {
-  if (p.data) Kokkos::kokkos_free<PinnedSpace>(p.data);
+  free_pinned_bytes(p.data);
   p = {};
 }
 
@@ -48,10 +60,7 @@ std::byte* DeviceStaging::buffer(std::size_t index, std::size_t bytes) {
   if (p.bytes < bytes) {
     if (space_) space_->fence();  // a copy may still use the old room
     free_pinned(p);
-    p.data = static_cast<std::byte*>(Kokkos::kokkos_malloc<PinnedSpace>("fx_staging", bytes));
-    if (!p.data)
-      FX_THROW(CheckpointError,
-               fmt::format("data store: cannot allocate {} bytes of pinned staging memory", bytes));
+    p.data = allocate_pinned_bytes(bytes, "fx_staging");
     p.bytes = bytes;
   }
   return p.data;

@@ -2,9 +2,10 @@
 // Pinned host memory and an execution-space instance of the store's own,
 // through which members in device memory (Member::to_host / from_host) are
 // copied: the copies run on their own stream beside the app's kernels, and
-// the pinned buffers (one per member, reused by every commit and restore)
-// let them run at the link's speed. Nothing is allocated until a device
-// member is copied, so host-only jobs never touch it.
+// pinned memory lets them run at the link's speed: the store's own images
+// (Memory::pinned, buffer.hpp), which commits copy into directly, and one
+// staging buffer per member for restores from other images (allocated when
+// the member is registered). Host-only jobs never touch either.
 #include <fx/data_store/member.hpp>
 
 #include <atomic>
@@ -23,6 +24,11 @@ using PinnedSpace = Kokkos::SharedHostPinnedSpace;
 #else
 using PinnedSpace = Kokkos::HostSpace;
 #endif
+
+// `bytes` of PinnedSpace memory, labelled for Kokkos' tools; throws a
+// CheckpointError naming the size when there is none.
+std::byte* allocate_pinned_bytes(std::size_t bytes, const char* label);
+void free_pinned_bytes(std::byte* p);
 
 class DeviceStaging {
  public:

@@ -151,6 +151,12 @@ void write_header(const ImageInfo& info, std::byte* image) {
 
 namespace {
 
+// A staged copy into the image, hashed: a device copy that landed in the
+// image itself is hashed in place.
+std::uint64_t land(const PendingCopy& c) {
+  return c.src == c.dst ? hash_bytes(c.dst, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
+}
+
 // One pack_image_now: the copies it leaves for later (deferred members) and
 // those staged through the device that it completes itself.
 struct Packing {
@@ -159,6 +165,7 @@ struct Packing {
   std::byte* payload;
   bool defer;
   DeviceStaging* staging;
+  bool direct;  // the image is pinned: device copies land in it, unstaged
   std::vector<PendingCopy> later, staged_now;
 
   // Copied to the host through the staging buffers.
@@ -179,12 +186,12 @@ struct Packing {
     for (std::size_t i = 0; i < members.size(); ++i) {
       const Member& m = members[i];
       if (!m.to_host || m.bytes == 0) continue;
-      std::byte* pinned = staging->buffer(i, m.bytes);
+      std::byte* host = landing(i);
       if (deferred(m))
         m.to_snapshot(staging->space());
       else
-        m.to_host(staging->space(), pinned);
-      const PendingCopy c{payload + info.members[i].offset, pinned, m.bytes, &info.members[i].hash, true};
+        m.to_host(staging->space(), host);
+      const PendingCopy c{payload + info.members[i].offset, host, m.bytes, &info.members[i].hash, true};
       (deferred(m) ? later : staged_now).push_back(c);
     }
   }
@@ -194,7 +201,13 @@ struct Packing {
     staging->fence();  // the snapshots are taken: the app may write its members
     for (std::size_t i = 0; i < members.size(); ++i)
       if (members[i].to_host && members[i].bytes > 0 && deferred(members[i]))
-        members[i].snapshot_to_host(staging->space(), staging->buffer(i, members[i].bytes));
+        members[i].snapshot_to_host(staging->space(), landing(i));
+  }
+
+  // Where member i's device copy lands: its place in a pinned image, else
+  // its pinned staging buffer (copied into the image once landed).
+  std::byte* landing(std::size_t i) {
+    return direct ? payload + info.members[i].offset : staging->buffer(i, members[i].bytes);
   }
 
   // Member i, unless staged: copied and hashed now, or left for later.
@@ -226,15 +239,15 @@ struct Packing {
   void finish_staged() {
     if (staged_now.empty()) return;
     if (later.empty()) staging->fence();  // else fenced above
-    for (const auto& c : staged_now) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);
+    for (const auto& c : staged_now) *c.hash = land(c);
   }
 };
 
 }  // namespace
 
 std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                                        bool defer, DeviceStaging* staging) {
-  Packing p{members, info, image + info.payload_offset, defer, staging, {}, {}};
+                                        bool defer, DeviceStaging* staging, bool image_pinned) {
+  Packing p{members, info, image + info.payload_offset, defer, staging, image_pinned, {}, {}};
   // Device members first: their copies to the host run while the host
   // members are copied here.
   // Deferred ones (an asynchronous commit's during_next_step members) are
@@ -263,15 +276,14 @@ void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& in
       fenced = true;
     }
     // A staged copy's source is the store's own: nothing rewrites it.
-    *c.hash = concurrent && !c.staged ? copy_then_hash(c.dst, c.src, c.bytes)
-                                      : copy_and_hash(c.dst, c.src, c.bytes);
+    *c.hash = concurrent && !c.staged ? copy_then_hash(c.dst, c.src, c.bytes) : land(c);
   }
   write_header(info, image);
 }
 
-void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                DeviceStaging* staging) {
-  pack_image_now(members, info, image, false, staging);
+void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image, DeviceStaging* staging,
+                bool image_pinned) {
+  pack_image_now(members, info, image, false, staging, image_pinned);
 }
 
 ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t image_bytes,
@@ -354,7 +366,7 @@ void verify_payload(const ImageInfo& info, const std::byte* image, const std::st
 }
 
 void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
-                  const std::string& what, DeviceStaging* staging) {
+                  const std::string& what, DeviceStaging* staging, bool image_pinned) {
   fit_members(info, members, what);
   const std::byte* payload = image + info.payload_offset;
   bool staged = false;
@@ -363,10 +375,11 @@ void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Mem
     const Member& m = members[i];
     const std::byte* src = payload + r.offset;
     // Host members: verified while copying; device members: verified while
-    // copied into pinned memory, then sent on (the next one's host copy
-    // overlaps that); others: verified first.
-    const bool via_pinned = staging && m.from_host && r.bytes > 0;
-    std::byte* pinned = via_pinned ? staging->buffer(i, r.bytes) : nullptr;
+    // copied into pinned memory (in a pinned image: where they are), then
+    // sent on (the next one's host copy overlaps that); others: verified
+    // first.
+    const bool to_device = staging && m.from_host && r.bytes > 0;
+    std::byte* pinned = to_device && !image_pinned ? staging->buffer(i, r.bytes) : nullptr;
     const std::uint64_t h = m.host   ? copy_and_hash(m.host(), src, r.bytes)
                             : pinned ? copy_and_hash(pinned, src, r.bytes)
                                      : hash_bytes(src, r.bytes);
@@ -374,8 +387,8 @@ void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Mem
       if (staged) staging->fence();
       FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
     }
-    if (pinned) {
-      m.from_host(staging->space(), pinned);
+    if (to_device) {
+      m.from_host(staging->space(), pinned ? pinned : src);
       staged = true;
     } else if (!m.host) {
       m.load(src);

@@ -47,12 +47,14 @@ void layout_records(ImageInfo& info);
 // Copy every member into `image` (info.total_bytes long), hashing on the
 // way, and write the header: info.members[i].hash is filled in. Device
 // members go through `staging` (none: their synchronous save()).
+// `image_pinned`: the image lies in pinned memory (Memory::pinned), so
+// device members are copied straight into it, not through staging buffers.
 void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                DeviceStaging* staging = nullptr);
+                DeviceStaging* staging = nullptr, bool image_pinned = false);
 // A member's copy into an image left for later (an asynchronous commit's
 // during_next_step members): `src` is the memory it named at the commit,
-// or (`staged`) the pinned buffer its device copy lands in, complete after
-// the staging's fence.
+// or (`staged`) the pinned buffer its device copy lands in (`dst` itself in
+// a pinned image), complete after the staging's fence.
 struct PendingCopy {
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
@@ -65,7 +67,8 @@ struct PendingCopy {
 // under way); the header is written when none is (else by
 // finish_pending_copies, after them).
 std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
-                                        bool defer, DeviceStaging* staging = nullptr);
+                                        bool defer, DeviceStaging* staging = nullptr,
+                                        bool image_pinned = false);
 // `concurrent`: beside the app's step (which may rewrite ghost layers):
 // the copy of a host member is hashed, not the source.
 void finish_pending_copies(const std::vector<PendingCopy>& copies, ImageInfo& info, std::byte* image,
@@ -85,9 +88,9 @@ void fit_members(const ImageInfo& info, std::vector<Member>& members, const std:
 void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what);
 // Verify and copy every member back into the application (one pass for
 // host members; device members through `staging`'s pinned buffers, copied
-// and checked there, then on to the device). Throws CheckpointError on a
-// checksum mismatch.
+// and checked there, then on to the device; from a pinned image, checked
+// there and sent from there). Throws CheckpointError on a checksum mismatch.
 void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
-                  const std::string& what, DeviceStaging* staging = nullptr);
+                  const std::string& what, DeviceStaging* staging = nullptr, bool image_pinned = false);
 
 }  // namespace fx::detail

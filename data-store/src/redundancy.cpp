@@ -177,7 +177,8 @@ bool DataStore::Impl::restore_memory(const detail::RestorePlan& plan) {
     ok = checked(mine, what,
                  [&] {
                    if (me.source != Source::own) read_received_header(*mine, it, r, what);
-                   detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging);
+                   detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging,
+                                        mine->own.pinned());
                    mine->own_ok = true;
                  }) &&
          ok;
@@ -201,8 +202,9 @@ bool DataStore::Impl::restore_buddies(const detail::RestorePlan& plan, Slot*& mi
   Transfer t(comm, orphans);
   detail::Pull pull = pull_buddy(plan, t, mine);
   if (me.source == Source::own) {
-    ok = checked(mine, what,
-                 [&] { detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging); });
+    ok = checked(mine, what, [&] {
+      detail::unpack_image(mine->own_info, mine->own.data(), members, what, &staging, mine->own.pinned());
+    });
     if (!ok && mine) mine->own_ok = false;  // damaged: the buddy's copy serves next time
   }
   if (!verify_sent(plan)) ok = false;
@@ -233,7 +235,7 @@ detail::Pull DataStore::Impl::pull_buddy(const detail::RestorePlan& plan, Transf
     Slot& s = slot_for(it, n);
     s.sequence = plan.sequence;
     mine = &s;
-    s.own.reset(me.bytes);
+    s.own.reset(me.bytes, image_memory());
     if (!me.direct) {
       t.recv(s.own.data(), me.bytes, me.holder, detail::kTagPull);
     } else {

@@ -140,6 +140,13 @@ std::vector<const void*> StoreAccess::image_buffers(const DataStore& store) {
   return out;
 }
 
+int StoreAccess::pinned_images(const DataStore& store) {
+  int n = 0;
+  for (const auto* slots : {&store.impl_->versions, &store.impl_->pool})
+    for (const auto& s : *slots) n += s->own.pinned() ? 1 : 0;
+  return n;
+}
+
 int StoreAccess::buddy_distance_for(const std::vector<std::string>& hosts, int preferred) {
   return choose_buddy_distance(hosts, preferred);
 }
@@ -165,10 +172,16 @@ void DataStore::Impl::reserve_slots(std::size_t bytes, bool holds) {
   const std::size_t slots = static_cast<std::size_t>(std::max(depth(), 2));
   while (versions.size() + pool.size() < slots) {
     auto s = std::make_unique<Slot>();
-    s->own.reset_touched(bytes);
+    s->own.reset_touched(bytes, image_memory());
     if (holds) s->held.reset_touched(bytes);  // the buddy's image: its size, as a rule
     pool.push_back(std::move(s));
   }
+}
+
+detail::Memory DataStore::Impl::image_memory() const {
+  const bool device =
+      std::any_of(members.begin(), members.end(), [](const Member& m) { return m.to_host && m.bytes > 0; });
+  return device ? detail::Memory::pinned : detail::Memory::pageable;
 }
 
 Slot& DataStore::Impl::new_slot(std::int64_t iteration, bool recycle) {
@@ -691,8 +704,8 @@ void DataStore::Impl::pack_own(Slot& s, bool async, std::vector<detail::PendingC
                                std::string& error) {
   try {
     s.own_info = detail::layout_image(members, s.iteration, s.sequence, rank(), size());
-    s.own.reset(s.own_info.total_bytes);
-    later = detail::pack_image_now(members, s.own_info, s.own.data(), async, &staging);
+    s.own.reset(s.own_info.total_bytes, image_memory());
+    later = detail::pack_image_now(members, s.own_info, s.own.data(), async, &staging, s.own.pinned());
     s.own_ok = !async;
   } catch (const Error& e) {
     error = e.what();

@@ -124,6 +124,7 @@ struct DataStore::Impl {
   // progress; auto: MPI_THREAD_MULTIPLE and a core of this host idle), else
   // in the app's calls.
   bool exchange_thread();
+  bool idle_core() const;  // more cores on this host than its ranks
   bool warned_progress = false;
   std::vector<MPI_Request> orphans;
   // Buffers of orphaned requests: freed only once drain_orphans() has
@@ -164,6 +165,9 @@ struct DataStore::Impl {
   // buddy's copy when it `holds` one), allocated and touched now for images
   // of `bytes`: the first commits find them in the pool.
   void reserve_slots(std::size_t bytes, bool holds);
+  // Pinned memory for the own images when a member lives on the device:
+  // its copies land in the image, with no staging copy (issue 43, item 1).
+  detail::Memory image_memory() const;
 
   // MPIX_Comm_agree on the app comm (bitwise AND); throws ProcessFailure.
   int agree(int flag);

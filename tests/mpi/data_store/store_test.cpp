@@ -467,6 +467,8 @@ TEST_P(DataStoreDevice, MembersSurviveALostRankBitwise) {
     state->fill(7);                             // the step after it rewrites the members
     fx::detail::StoreAccess::flush(*store);
     EXPECT_EQ(store->committed_iteration(), 6);
+    // The device copies landed in the own image: pinned (issue 43, item 1).
+    EXPECT_EQ(fx::detail::StoreAccess::pinned_images(*store), 1);
     const int victim = async ? n - 1 : 1;
     if (r == victim) {  // a recruited spare: fresh device memory, a new store
       store.reset();
@@ -543,6 +545,7 @@ TEST(DataStoreBuddy, CommitsReuseTheBuffersReservedAtTheStart) {
       fx::detail::StoreAccess::flush(*store);
     }
     EXPECT_EQ(store->committed_iteration(), 5);
+    EXPECT_EQ(fx::detail::StoreAccess::pinned_images(*store), 0);  // host members: plain memory
     for (const void* b : fx::detail::StoreAccess::image_buffers(*store))
       EXPECT_NE(std::find(reserved.begin(), reserved.end(), b), reserved.end()) << (async ? "async" : "sync");
   }

@@ -72,6 +72,9 @@ struct StoreAccess {
   // The image buffers the store holds (own and buddy copy, versions and
   // pool): a test sees that commits reuse what reserve() made.
   static std::vector<const void*> image_buffers(const DataStore& store);
+  // How many of the store's own images lie in pinned memory (all of them
+  // when a member lives on the device, none else).
+  static int pinned_images(const DataStore& store);
   // Old rank's checked image, as restore_resized() hands it to PriorUse.
   static PriorPiece piece(const PriorImage& image) { return PriorPiece(image); }
   // Every registration goes, static ones too (before resize(), after a
