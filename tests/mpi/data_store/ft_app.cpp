@@ -20,6 +20,9 @@
 //   --resizable (state whose size changes every step and differs per rank,
 //   registered with fx::resizable, and state derived from it that is not
 //   registered and that restored() rebuilds on every rank: see Drift)
+//   --staged (`aux` registered as a staged member, during_next_step: the
+//   path a device View takes on a GPU, forced on this host View; its copies
+//   land in the store's pinned images and restores send from them)
 #include <fx/fx.hpp>
 #include <fx_test/app_support.hpp>
 
@@ -106,15 +109,22 @@ class StoreApp : public fx::ResilientApp {
     cli.add_flag("--wildcard", wildcard_);
     cli.add_flag("--resizable", resizable_);
     cli.add_flag("--halo-in-parallel", halo_in_parallel_);
+    bool staged = false;
+    cli.add_flag("--staged", staged);
     fx_test::parse_app_args(cli, ctx);
     // Before any checkpoint exists: other ranks touch the directory only
     // after collective steps (or through rank 0's listing at a cold start).
     if (clean) fx_test::clean_checkpoint_dir(ctx);
 
     words_.assign(n_, 0);
-    aux_ = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>("aux", n_ / 8, 8);
+    aux_ = Aux("aux", n_ / 8, 8);
     ctx.store().add("words", words_);
-    ctx.store().add("aux", aux_);
+    if (staged) {
+      ctx.store().add_member(fx::detail::staged_member("aux", aux_, [this]() -> const Aux& { return aux_; }));
+      ctx.store().set_snapshot("aux", fx::Snapshot::during_next_step);
+    } else {
+      ctx.store().add("aux", aux_);
+    }
     ctx.store().add_scalar("acc", acc_);
     stepped_ = false;
     if (!resizable_) return;
@@ -227,7 +237,8 @@ class StoreApp : public fx::ResilientApp {
   int expect_recoveries_ = -1;
   std::int64_t expect_first_step_ = -1;
   std::vector<std::uint64_t> words_;
-  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> aux_;
+  using Aux = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  Aux aux_;
   std::uint64_t acc_ = 0;
   std::int64_t first_step_ = -1;
   bool wildcard_ = false;
