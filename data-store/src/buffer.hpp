@@ -1,7 +1,8 @@
 #pragma once
-// A page-aligned byte buffer that is never zero-filled: a checkpoint copy
-// overwrites it anyway, and recycling buffers between versions keeps page
-// faults out of the commit path.
+// A byte buffer that is never zero-filled: a checkpoint copy overwrites it
+// anyway, and recycling buffers between versions keeps page faults out of
+// the commit path. Plain memory is page-aligned; pinned memory has the
+// backend's alignment (Kokkos: at least 64 bytes, what member offsets keep).
 #include <cstddef>
 #include <memory>
 

@@ -168,7 +168,7 @@ struct Packing {
   bool direct;  // the image is pinned: device copies land in it, unstaged
   std::vector<PendingCopy> later, staged_now;
 
-  // Copied to the host through the staging buffers.
+  // Copied to the host on the store's instance (into the image or a staging buffer).
   bool staged(const Member& m) const { return staging && m.to_host && m.bytes > 0; }
   // An asynchronous commit's during_next_step member with a device snapshot.
   bool deferred(const Member& m) const {
