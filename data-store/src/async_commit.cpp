@@ -63,43 +63,30 @@ void StorageWriter::wait() {
   if (thread_.joinable()) thread_.join();
 }
 
-void TransferThread::start(std::vector<MPI_Request> rs) {
-  requests_ = std::move(rs);
+void TransferThread::start(std::function<int(bool& done)> poll) {
   rc_ = MPI_SUCCESS;
   done_ = false;
   stop_ = false;
-  thread_ = std::thread([this] {
-    bool all = false;
-    while (!all && !stop_) {
-      all = true;
-      for (auto& r : requests_) {
-        int flag = 1;
-        if (r != MPI_REQUEST_NULL) rc_ = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-        if (rc_ != MPI_SUCCESS) break;
-        all = all && flag;
-      }
+  thread_ = std::thread([this, poll = std::move(poll)] {
+    bool done = false;
+    while (!done && !stop_) {
+      rc_ = poll(done);
       if (rc_ != MPI_SUCCESS) break;
-      if (!all) sched_yield();  // the core is idle, or shared with a peer we wait for
+      if (!done) sched_yield();  // the core is idle, or shared with a peer we wait for
     }
     done_ = true;
   });
 }
 
-int TransferThread::finish(std::vector<MPI_Request>& rs) {
+int TransferThread::finish() {
   if (!thread_.joinable()) return MPI_SUCCESS;
   thread_.join();
-  rs = std::exchange(requests_, {});
   return rc_;
 }
 
-TransferThread::~TransferThread() {
-  std::vector<MPI_Request> rest;
-  stop(rest);
-}
-
-int TransferThread::stop(std::vector<MPI_Request>& rs) {
+int TransferThread::stop() {
   stop_ = true;
-  return finish(rs);
+  return finish();
 }
 
 StoreAccess::Exchange StoreAccess::exchange(const DataStore& store) {
@@ -147,7 +134,12 @@ bool DataStore::Impl::idle_core() const {
   return static_cast<int>(std::thread::hardware_concurrency()) > ranks_here;
 }
 
-bool DataStore::Impl::async_due() const { return options.memory.async && !parity(); }
+bool DataStore::Impl::async_due(std::int64_t seq) const {
+  if (!options.memory.async) return false;
+  for (const auto& l : levels)
+    if (l->due(seq) && l->write_exchanges()) return false;
+  return true;
+}
 
 void DataStore::Impl::start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later,
                                   const std::string& error, std::uint64_t static_sent, double t0,
@@ -181,14 +173,34 @@ void DataStore::Impl::post_async() {
     return;
   }
   const int n = size();
-  a.dest = detail::buddy_of(rank(), n, distance);
-  a.src = detail::buddy_source(rank(), n, distance);
   a.out = {a.packed ? a.slot->own_info.total_bytes : 0, a.slot->own_info.payload_offset};
   a.slot->held_ok = false;
+  a.parity = parity();
+  if (a.parity) return post_group_sizes();
+  a.dest = detail::buddy_of(rank(), n, distance);
+  a.src = detail::buddy_source(rank(), n, distance);
+  a.sizes.assign(2, MPI_REQUEST_NULL);
   FX_CHECK_MPI(comm,
                MPI_Irecv(a.in.data(), 2, MPI_UINT64_T, a.src, detail::kTagSize, comm.raw(), &a.sizes[0]));
   FX_CHECK_MPI(comm,
                MPI_Isend(a.out.data(), 2, MPI_UINT64_T, a.dest, detail::kTagSize, comm.raw(), &a.sizes[1]));
+}
+
+// Parity: this rank's image size to every other member of its group, and
+// theirs from them.
+void DataStore::Impl::post_group_sizes() {
+  detail::AsyncCommit& a = *pending;
+  const detail::ParityGroup g = detail::parity_group(rank(), size(), options.memory.parity_group);
+  a.group_sizes.assign(static_cast<std::size_t>(g.count), 0);
+  a.group_sizes[static_cast<std::size_t>(rank() - g.first)] = a.out[0];
+  for (int q = g.first; q < g.first + g.count; ++q) {
+    if (q == rank()) continue;
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    FX_CHECK_MPI(comm, MPI_Irecv(&a.group_sizes[static_cast<std::size_t>(q - g.first)], 1, MPI_UINT64_T, q,
+                                 detail::kTagSize, comm.raw(), &r[0]));
+    FX_CHECK_MPI(comm, MPI_Isend(&a.out[0], 1, MPI_UINT64_T, q, detail::kTagSize, comm.raw(), &r[1]));
+    a.sizes.insert(a.sizes.end(), r, r + 2);
+  }
 }
 
 namespace {
@@ -199,32 +211,23 @@ namespace {
 constexpr int kKept = 1;
 constexpr int kWroteShift = 1;
 
+}  // namespace
+
 // After an error `rc` on one of `rs`: the others become orphans and the
 // comm is revoked (the caller's check throws). Returns rc.
-int orphan_on_error(std::vector<MPI_Request>& rs, int rc, std::vector<MPI_Request>& orphans, MPI_Comm comm) {
+int DataStore::Impl::orphan_on_error(std::vector<MPI_Request>& rs, int rc) {
   if (rc == MPI_SUCCESS) return rc;
   for (auto& r : rs) {
     if (r != MPI_REQUEST_NULL) orphans.push_back(r);
     r = MPI_REQUEST_NULL;
   }
-  if (ulfm::is_failure(rc)) ulfm::revoke(comm);
+  if (ulfm::is_failure(rc)) ulfm::revoke(comm.raw());
   return rc;
 }
 
-// Test (or wait for) every request; `done` false while some are pending.
-int complete(std::vector<MPI_Request>& rs, bool block, bool& done, std::vector<MPI_Request>& orphans,
-             MPI_Comm comm) {
-  done = true;
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    int flag = 1;
-    const int rc = block ? MPI_Wait(&rs[i], MPI_STATUS_IGNORE) : MPI_Test(&rs[i], &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return orphan_on_error(rs, rc, orphans, comm);
-    done = done && flag;
-  }
-  return MPI_SUCCESS;
+int DataStore::Impl::complete(std::vector<MPI_Request>& rs, bool block, bool& done) {
+  return orphan_on_error(rs, detail::test_all(rs, block, done));
 }
-
-}  // namespace
 
 void DataStore::Impl::release_snapshot() {
   detail::AsyncCommit& a = *pending;
@@ -260,7 +263,7 @@ bool DataStore::Impl::advance_storage(bool block) {
     a.reports_posted = true;
   }
   bool done = false;
-  const int rc = complete(a.reports, block, done, orphans, comm.raw());
+  const int rc = complete(a.reports, block, done);
   a.failed = a.failed || rc != MPI_SUCCESS;
   comm.check(rc, "MPI_Test (checkpoint reports)", __FILE__, __LINE__);
   a.stored = done;
@@ -276,13 +279,11 @@ bool DataStore::Impl::advance_exchange(bool block) {
   if (!block && !a.copier.finished()) return false;
   finish_snapshot();
   if (!a.sizes_done) {
-    std::vector<MPI_Request> rs(a.sizes.begin(), a.sizes.end());
-    const int rc = complete(rs, block, a.sizes_done, orphans, comm.raw());
+    const int rc = complete(a.sizes, block, a.sizes_done);
     a.failed = a.failed || rc != MPI_SUCCESS;
     comm.check(rc, "MPI_Test (checkpoint sizes)", __FILE__, __LINE__);
-    std::copy(rs.begin(), rs.end(), a.sizes.begin());
   }
-  if (a.sizes_done && !a.image_posted) post_image();
+  if (a.sizes_done && !a.image_posted) a.parity ? post_ring() : post_image();
   if (a.image_posted && !a.exchanged) advance_image(block);
   return a.exchanged && advance_storage(block);
 }
@@ -297,25 +298,45 @@ void DataStore::Impl::post_image() {
   x.exchange(s.own.data(), a.out[0], a.dest, s.held.data(), a.in[0], a.src, detail::kTagImage);
   a.image = x.release();
   a.image_posted = true;
-  if (a.threaded) a.mover.start(std::exchange(a.image, {}));
+  if (a.threaded) a.mover.start([rs = &a.image](bool& done) { return detail::test_all(*rs, false, done); });
 }
 
-// Tests (or waits for) the image exchange, or takes it back from the
-// exchange thread once that finished; the buddy's copy is held then.
+// Parity: once the group's sizes are in, the ring's first step (none
+// when some member has no image: the agreement fails the version).
+void DataStore::Impl::post_ring() {
+  detail::AsyncCommit& a = *pending;
+  a.image_posted = true;
+  a.stripe = detail::parity_stripe(a.group_sizes);
+  if (a.stripe.stripe == 0) {
+    a.exchanged = true;
+    return;
+  }
+  const detail::ParityGroup g = detail::parity_group(rank(), size(), options.memory.parity_group);
+  const int rc = a.ring.start(comm.raw(), g, rank(), a.stripe.chunk, parity_buffers(*a.slot, a.stripe));
+  a.failed = orphan_on_error(a.ring.requests(), rc) != MPI_SUCCESS;
+  comm.check(rc, "MPI_Isend (parity ring)", __FILE__, __LINE__);
+  if (a.threaded) a.mover.start([r = &a.ring](bool& done) { return r->advance(false, done); });
+}
+
+// Tests (or waits for) the exchange, or takes it back from the exchange
+// thread once that finished; the buddy's copy (or the parity block) is
+// held then.
 void DataStore::Impl::advance_image(bool block) {
   detail::AsyncCommit& a = *pending;
   if (a.mover.running() && !block && !a.mover.finished()) return;
+  std::vector<MPI_Request>& rs = a.parity ? a.ring.requests() : a.image;
   bool done = false;
   int rc = MPI_SUCCESS;
   if (a.mover.running()) {
-    rc = orphan_on_error(a.image, a.mover.finish(a.image), orphans, comm.raw());
+    rc = a.mover.finish();
     done = rc == MPI_SUCCESS;
   } else {
-    rc = complete(a.image, block, done, orphans, comm.raw());
+    rc = a.parity ? a.ring.advance(block, done) : detail::test_all(rs, block, done);
   }
-  a.failed = a.failed || rc != MPI_SUCCESS;
-  comm.check(rc, "MPI_Test (checkpoint image)", __FILE__, __LINE__);
-  if (done && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+  a.failed = a.failed || orphan_on_error(rs, rc) != MPI_SUCCESS;
+  comm.check(rc, a.parity ? "MPI_Test (parity ring)" : "MPI_Test (checkpoint image)", __FILE__, __LINE__);
+  if (done && a.parity) keep_parity(*a.slot, a.stripe);
+  if (done && !a.parity && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
   a.exchanged = done;
 }
 
@@ -325,7 +346,8 @@ bool DataStore::Impl::advance_async(bool block, const std::function<void()>& at_
   const double t = now();
   if (advance_exchange(block) && !a.agreement.posted()) {
     at_agree();
-    int flag = a.slot->own_ok && (a.in[0] > 0 || size() == 1) ? kKept : 0;
+    const bool kept = size() == 1 || (a.parity ? a.slot->parity_ok : a.in[0] > 0);
+    int flag = a.slot->own_ok && kept ? kKept : 0;
     for (std::size_t i = 0; i < a.write_errors.size(); ++i)
       if (a.write_errors[i].empty()) flag |= 1 << (kWroteShift + static_cast<int>(i));
     a.agreement.post(comm.raw(), flag);
@@ -412,13 +434,13 @@ void DataStore::Impl::abandon_async() {
 // Requests an earlier error handed to the orphans look complete here.
 void DataStore::Impl::end_revoked() {
   detail::AsyncCommit& a = *pending;
-  if (a.mover.running() &&
-      orphan_on_error(a.image, a.mover.stop(a.image), orphans, comm.raw()) != MPI_SUCCESS)
-    a.failed = true;
+  std::vector<MPI_Request>& rs = a.parity ? a.ring.requests() : a.image;
+  if (a.mover.running() && orphan_on_error(rs, a.mover.stop()) != MPI_SUCCESS) a.failed = true;
   bool ok = !a.failed && a.sizes_done && a.image_posted;
   for (auto& r : a.sizes) MPI_Wait(&r, MPI_STATUS_IGNORE);
-  for (auto& r : a.image) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
-  if (ok && !a.exchanged && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
+  for (auto& r : rs) ok = MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS && ok;
+  // A ring cut short leaves no parity block; a buddy's image that came in whole is held.
+  if (ok && !a.exchanged && !a.parity && a.in[0] > 0) a.slot->hold(a.src, a.in[1]);
   for (auto& r : a.reports) MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-// An asynchronous buddy commit in flight. DataStore::commit() takes the
+// An asynchronous commit in flight. DataStore::commit() takes the
 // snapshot (or leaves the during_next_step members to a copier thread
 // beside the app's next step) and posts the size exchange; progress() and
-// flush() move it on: the image exchange with the buddies, then the
-// agreement that commits the version. Until then the previous version
+// flush() move it on: the image exchange with the buddies (or the parity
+// ring), then the agreement that commits the version. Until then the previous version
 // stays the one a restore falls back to.
 #include <fx/data_store/store.hpp>
 #include <fx/recovery/ulfm.hpp>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "image.hpp"
+#include "parity_ring.hpp"
 
 namespace fx::detail {
 
@@ -70,28 +71,28 @@ class StorageWriter {
   std::atomic<bool> done_{false};
 };
 
-// Completes a transfer's requests on a thread of its own beside the app's
-// steps (MPI_THREAD_MULTIPLE): else Open MPI moves a large message on only
-// inside the app's MPI calls, whose time its copy then takes. The thread
-// owns the requests until finish() or stop() gives them back; MPI_Test
-// and the comm's error handler (a revoke) are all it runs.
+// Moves a transfer on, on a thread of its own beside the app's steps
+// (MPI_THREAD_MULTIPLE): else Open MPI moves a large message on only
+// inside the app's MPI calls, whose time its copy then takes. `poll`
+// tests the transfer's requests (a parity ring also XORs and posts its
+// next step) and says when it is done; the thread calls it until then, an
+// error or stop(). The requests are the thread's until finish() or stop().
 class TransferThread {
  public:
   TransferThread() = default;
   TransferThread(const TransferThread&) = delete;
   TransferThread& operator=(const TransferThread&) = delete;
-  ~TransferThread();  // stopped: requests still posted are left to MPI_Finalize
-  void start(std::vector<MPI_Request> rs);
+  ~TransferThread() { stop(); }  // requests still posted are left to MPI_Finalize
+  void start(std::function<int(bool& done)> poll);
   bool running() const { return thread_.joinable(); }
-  bool finished() const { return done_; }  // every request complete, or one failed
-  // Joined (stop: at once, leaving the rest posted); the requests back,
-  // null where complete. The first error's code, else MPI_SUCCESS.
-  int finish(std::vector<MPI_Request>& rs);
-  int stop(std::vector<MPI_Request>& rs);
+  bool finished() const { return done_; }  // done, or an error
+  // Joined (stop: at once, leaving the rest posted); the first error's
+  // code, else MPI_SUCCESS.
+  int finish();
+  int stop();
 
  private:
   std::thread thread_;
-  std::vector<MPI_Request> requests_;
   int rc_ = MPI_SUCCESS;
   std::atomic<bool> done_{false};
   std::atomic<bool> stop_{false};
@@ -109,11 +110,17 @@ struct AsyncCommit {
   bool snapshot_done = false;
   int dest = -1, src = -1;                   // buddy holding my copy, rank whose copy I hold
   std::array<std::uint64_t, 2> out{}, in{};  // image bytes (0: none) and payload offset
-  std::array<MPI_Request, 2> sizes{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::vector<MPI_Request> sizes;
   bool sizes_done = false;
   bool image_posted = false;
   std::vector<MPI_Request> image;  // the receive's and the send's pieces (with `mover` while it runs)
-  bool threaded = false;           // the image exchange moves on `mover` (checkpoint.memory.progress)
+  // Parity: the group's image sizes (this rank's too), then the ring over
+  // the padded images instead of the buddy exchange.
+  bool parity = false;
+  std::vector<std::uint64_t> group_sizes;
+  ParityStripe stripe;
+  ParityRing ring;
+  bool threaded = false;  // the exchange moves on `mover` (checkpoint.memory.progress)
   TransferThread mover;
   bool exchanged = false;
   bool failed = false;  // a transfer ended in error: its requests went to the orphans, nothing held

@@ -87,7 +87,8 @@ void Buffer::grow(std::size_t n) {
     size_ = std::max(size_, n);
     return;
   }
-  Buffer bigger(n);
+  Buffer bigger;
+  bigger.reset(n, pinned() ? Memory::pinned : Memory::pageable);
   if (size_ > 0) std::memcpy(bigger.data(), data(), size_);
   *this = std::move(bigger);
 }

@@ -94,9 +94,9 @@ class Level {
 
   // Commit: whether commit number `sequence` is kept here, and keeping it
   // in two parts: write() this rank's part of `s` (a storage level's files;
-  // no MPI call but in a parity commit, which is synchronous, so that an
-  // asynchronous commit runs it on a thread of the store's beside the app's
-  // steps), saying why it could not (""); then publish() (collective, a
+  // no MPI call unless write_exchanges(), so that an asynchronous commit
+  // runs it on a thread of the store's beside the app's steps), saying why
+  // it could not (""); then publish() (collective, a
   // synchronous commit's; see the parts below): memory keeps the redundancy before
   // the agreement that commits a version, the levels below make a committed
   // one complete once every rank wrote (the agreement, then retention).
@@ -109,6 +109,9 @@ class Level {
     return "";
   }
   virtual bool publish(Slot& s, const KeepContext& c, const std::string& error) = 0;
+  // write() exchanges images with peers (collective): a commit it is due
+  // in is synchronous.
+  virtual bool write_exchanges() const { return false; }
   // A storage level's publish() in parts, none of which blocks on a peer,
   // so that an asynchronous commit runs them from progress():
   // post_publish() after write() (its messages into `t`, its fault point),

@@ -202,6 +202,8 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   double& seconds(CheckpointStats& st) const override { return st.node_seconds; }
 
   std::string write(const Slot& s, CheckpointStats& st) override;
+  // Under parity the partner copy is an image exchanged in write_files().
+  bool write_exchanges() const override { return o_.partner && ctx_.parity() && ctx_.size() > 1; }
   void post_publish(const Slot&, const detail::KeepContext& c, detail::Transfer&) override {
     c.fault(StorePoint::node_write);
   }

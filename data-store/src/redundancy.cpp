@@ -57,51 +57,39 @@ bool DataStore::Impl::protect_buddy(Slot& s, bool mine_ok, bool in_background) {
   return true;
 }
 
-// Distributed XOR parity over a group of m ranks (SCR's scheme): each
-// image, padded to the group's stripe, is cut into m-1 chunks; rank j keeps
-// P_j, the XOR of one chunk of every other member, built on a ring in m-1
-// steps. Any one lost image is the XOR of the others' chunks and parities.
+// Distributed XOR parity over a group of m ranks (parity_ring.hpp). Any
+// one lost image is the XOR of the others' chunks and parities.
 bool DataStore::Impl::protect_parity(Slot& s, bool mine_ok) {
-  const int n = size();
-  const int r = rank();
   const auto sizes = comm.allgather<std::uint64_t>(mine_ok ? s.own_info.total_bytes : 0);
-  const detail::ParityGroup g = detail::parity_group(r, n, options.memory.parity_group);
-  const int m = g.count;
-  std::uint64_t biggest = 0;
-  for (int q = g.first; q < g.first + m; ++q) {
-    if (sizes[static_cast<std::size_t>(q)] == 0) return false;
-    biggest = std::max(biggest, sizes[static_cast<std::size_t>(q)]);
-  }
-  const std::uint64_t unit = 64 * static_cast<std::uint64_t>(m - 1);
-  const std::uint64_t stripe = (biggest + unit - 1) / unit * unit;
-  const std::uint64_t c = stripe / static_cast<std::uint64_t>(m - 1);
-  s.own.grow(stripe);
-  std::memset(s.own.data() + s.own_info.total_bytes, 0, stripe - s.own_info.total_bytes);
-  auto chunk = [&](int k) { return s.own.data() + static_cast<std::uint64_t>(k) * c; };
+  const detail::ParityGroup g = detail::parity_group(rank(), size(), options.memory.parity_group);
+  const auto first = sizes.begin() + g.first;
+  const detail::ParityStripe p = detail::parity_stripe({first, first + g.count});
+  if (p.stripe == 0) return false;
+  detail::ParityRing ring;
+  int rc = ring.start(comm.raw(), g, rank(), p.chunk, parity_buffers(s, p));
+  bool done = false;
+  if (rc == MPI_SUCCESS) rc = ring.advance(true, done);
+  comm.check(orphan_on_error(ring.requests(), rc), "MPI_Wait (parity ring)", __FILE__, __LINE__);
+  keep_parity(s, p);
+  return true;
+}
 
-  const int idx = r - g.first;
-  const int next = g.first + (idx + 1) % m;
-  const int prev = g.first + (idx + m - 1) % m;
-  scratch_a.reset(c);
-  scratch_b.reset(c);
-  s.held.reset(c);
-  std::byte* bufs[2] = {scratch_a.data(), scratch_b.data()};
-  const std::byte* out = chunk(m - 2);
-  for (int t = 1; t <= m - 1; ++t) {
-    std::byte* in = t == m - 1 ? s.held.data() : bufs[t % 2];
-    Transfer x(comm, orphans);
-    x.exchange(out, c, next, in, c, prev, detail::kTagParity);
-    x.wait();
-    if (t < m - 1) {
-      detail::xor_into(in, chunk(m - 2 - t), c);
-      out = in;
-    }
-  }
+// The image padded to the stripe (zeros), and the ring's blocks.
+detail::ParityRing::Buffers DataStore::Impl::parity_buffers(Slot& s, const detail::ParityStripe& p) {
   s.held_ok = false;
   s.held_rank = -1;
+  s.parity_ok = false;
+  s.own.grow(p.stripe);
+  std::memset(s.own.data() + s.own_info.total_bytes, 0, p.stripe - s.own_info.total_bytes);
+  scratch_a.reset(p.chunk);
+  scratch_b.reset(p.chunk);
+  s.held.reset(p.chunk);
+  return {s.own.data(), s.held.data(), {scratch_a.data(), scratch_b.data()}};
+}
+
+void DataStore::Impl::keep_parity(Slot& s, const detail::ParityStripe& p) {
   s.parity_ok = true;
-  s.stripe = stripe;
-  return true;
+  s.stripe = p.stripe;
 }
 
 // A recovered or relaunched process's members are usually fresh, untouched

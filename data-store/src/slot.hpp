@@ -97,11 +97,19 @@ class Transfer {
   std::vector<MPI_Request> release();
 
  private:
-  void post(std::byte* data, std::size_t n, int peer, int tag, bool send);
   void fail(int rc);  // throws
   const Comm& comm_;
   std::vector<MPI_Request>& orphans_;
   std::vector<MPI_Request> requests_;
 };
+
+// Post a message of n bytes in pieces of at most 1 GiB into `rs`; the
+// first error's code, else MPI_SUCCESS. Throws nothing: a thread of the
+// store's posts with it too.
+int post_message(MPI_Comm comm, std::byte* data, std::size_t n, int peer, int tag, bool send,
+                 std::vector<MPI_Request>& rs);
+// Test (block: wait for) every request of `rs`; `done` false while some
+// are pending. The first error's code, the rest left as they are.
+int test_all(std::vector<MPI_Request>& rs, bool block, bool& done);
 
 }  // namespace fx::detail

@@ -63,31 +63,47 @@ Transfer::~Transfer() {
   }
 }
 
-void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
-  // MPI_Isend does not write its buffer; one loop serves both directions.
-  post(const_cast<std::byte*>(data), n, peer, tag, true);
-}
-
-void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) { post(data, n, peer, tag, false); }
-
 void Transfer::exchange(const std::byte* out, std::size_t out_n, int dest, std::byte* in, std::size_t in_n,
                         int src, int tag) {
   if (out_n > 0) send(out, out_n, dest, tag);
   if (in_n > 0) recv(in, in_n, src, tag);
 }
 
-void Transfer::post(std::byte* data, std::size_t n, int peer, int tag, bool send) {
+void Transfer::send(const std::byte* data, std::size_t n, int peer, int tag) {
+  // MPI_Isend does not write its buffer; one loop serves both directions.
+  const int rc = post_message(comm_.raw(), const_cast<std::byte*>(data), n, peer, tag, true, requests_);
+  comm_.check(rc, "MPI_Isend (data store transfer)", __FILE__, __LINE__);
+}
+
+void Transfer::recv(std::byte* data, std::size_t n, int peer, int tag) {
+  const int rc = post_message(comm_.raw(), data, n, peer, tag, false, requests_);
+  comm_.check(rc, "MPI_Irecv (data store transfer)", __FILE__, __LINE__);
+}
+
+int post_message(MPI_Comm comm, std::byte* data, std::size_t n, int peer, int tag, bool send,
+                 std::vector<MPI_Request>& rs) {
   const std::size_t pieces = std::max<std::size_t>(1, (n + kMaxMessage - 1) / kMaxMessage);
   for (std::size_t i = 0; i < pieces; ++i) {
     const std::size_t off = i * kMaxMessage;
     const int count = static_cast<int>(std::min(kMaxMessage, n - off));
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = send ? MPI_Isend(data + off, count, MPI_BYTE, peer, tag, comm_.raw(), &r)
-                        : MPI_Irecv(data + off, count, MPI_BYTE, peer, tag, comm_.raw(), &r);
-    comm_.check(rc, send ? "MPI_Isend (data store transfer)" : "MPI_Irecv (data store transfer)", __FILE__,
-                __LINE__);
-    requests_.push_back(r);
+    const int rc = send ? MPI_Isend(data + off, count, MPI_BYTE, peer, tag, comm, &r)
+                        : MPI_Irecv(data + off, count, MPI_BYTE, peer, tag, comm, &r);
+    if (rc != MPI_SUCCESS) return rc;
+    rs.push_back(r);
   }
+  return MPI_SUCCESS;
+}
+
+int test_all(std::vector<MPI_Request>& rs, bool block, bool& done) {
+  done = true;
+  for (auto& r : rs) {
+    int flag = 1;
+    const int rc = block ? MPI_Wait(&r, MPI_STATUS_IGNORE) : MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    done = done && flag;
+  }
+  return MPI_SUCCESS;
 }
 
 void Transfer::wait() {
@@ -643,7 +659,7 @@ void DataStore::commit(std::int64_t iteration) {
   Slot& s = im.new_slot(iteration, true);
   s.sequence = im.sequence + 1;
   s.size = comm.size();
-  const bool async = im.async_due();
+  const bool async = im.async_due(s.sequence);
   im.staging.take_waited_seconds();  // counted from here (a sync commit's device copies)
   std::string error;
   std::vector<detail::PendingCopy> later;

@@ -21,6 +21,7 @@
 #include "level.hpp"
 #include "manifest.hpp"
 #include "node_files.hpp"
+#include "parity_ring.hpp"
 #include "plan.hpp"
 #include "resize_plan.hpp"
 #include "slot.hpp"
@@ -187,13 +188,16 @@ struct DataStore::Impl {
   // Asynchronous commits (async_commit.cpp)
   std::unique_ptr<detail::AsyncCommit> pending;    // the commit in flight
   std::optional<CheckpointStats> committed_async;  // handed out by DataStore::take_committed()
-  bool async_due() const;  // commits run in the background (checkpoint.memory.async, buddy scheme)
+  // Commit number `seq` runs in the background (checkpoint.memory.async),
+  // unless a level due exchanges images in its write (Level::write_exchanges).
+  bool async_due(std::int64_t seq) const;
   // `pending` for `s`, packed but for the copies `later` (the copier's or
   // the step end's), its exchange posted.
   void start_async(detail::Slot& s, std::vector<detail::PendingCopy>& later, const std::string& error,
                    std::uint64_t static_sent, double t0, std::function<void(StorePoint)> fault);
   // Post `pending`'s size exchange (its snapshot taken or on the copier).
   void post_async();
+  void post_group_sizes();  // parity: with every other member of the group
   // The app's next step has ended: the members it may write again are
   // copied (host) or landed in pinned memory (device).
   void release_snapshot();
@@ -201,7 +205,8 @@ struct DataStore::Impl {
   // Its snapshot and exchange; true once exchanged (strict, as below).
   bool advance_exchange(bool block);
   void post_image();               // once both sizes are in (to the exchange thread, if any)
-  void advance_image(bool block);  // `exchanged` once complete, the buddy's copy held
+  void post_ring();                // parity: once the group's sizes are in (likewise)
+  void advance_image(bool block);  // `exchanged` once complete, the buddy's copy (parity block) held
   // The storage levels due: their writes (writer thread), then their
   // messages; true once those are complete.
   bool advance_storage(bool block);
@@ -250,6 +255,14 @@ struct DataStore::Impl {
   bool alone();  // a single rank, whose versions nothing protects (said once)
   bool protect_buddy(detail::Slot& s, bool mine_ok, bool in_background);
   bool protect_parity(detail::Slot& s, bool mine_ok);
+  // A parity ring's buffers for `s` (its image padded to the stripe), and
+  // the slot's parity block kept once the ring is done.
+  detail::ParityRing::Buffers parity_buffers(detail::Slot& s, const detail::ParityStripe& p);
+  static void keep_parity(detail::Slot& s, const detail::ParityStripe& p);
+  // After an error `rc` on one of `rs`: the rest go to the orphans and the
+  // comm is revoked (the caller's check throws). Returns rc.
+  int orphan_on_error(std::vector<MPI_Request>& rs, int rc);
+  int complete(std::vector<MPI_Request>& rs, bool block, bool& done);  // test_all, then the above
   // Members' host memory onto transparent huge pages before an unpack
   // touches it first.
   void advise_fresh_members();

@@ -259,6 +259,87 @@ INSTANTIATE_TEST_SUITE_P(Modes, DataStoreAsyncProgress,
                          ::testing::Values(fx::ExchangeProgress::thread, fx::ExchangeProgress::app),
                          [](const auto& p) { return std::string(fx::to_string(p.param)); });
 
+// Parity commits are asynchronous too (issue 43, item 1): the XOR ring
+// moves on in the app's step-end calls, or on the store's thread with no
+// MPI call of the app's; a lost rank's image is then rebuilt from the
+// others' images and parity blocks, bit for bit. A repair with a ring in
+// flight restores the version before it (a rank that cannot save: see
+// DataStoreAsync.AFailedSaveFailsTheCommitEverywhere).
+class DataStoreParityAsync : public ::testing::TestWithParam<fx::ExchangeProgress> {
+ protected:
+  fx::CheckpointConfig config() const {
+    fx::CheckpointConfig cfg = memory_async();
+    cfg.memory.scheme = fx::MemoryScheme::parity;
+    cfg.memory.parity_group = 4;
+    cfg.memory.progress = GetParam();
+    return cfg;
+  }
+};
+
+TEST_P(DataStoreParityAsync, TheRingMovesOnAndALostImageIsRebuilt) {
+  using X = fx::detail::StoreAccess::Exchange;
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a group";
+  const bool threaded = GetParam() == fx::ExchangeProgress::thread;
+  const fx::CheckpointConfig cfg = config();
+  Process p(cfg, comm);
+  std::vector<double> big((std::size_t{1} << 20) + 8 * static_cast<std::size_t>(r),
+                          0.25 * r);  // sizes differ
+  p.store->add("big", big);
+  p.commit(1);
+  EXPECT_TRUE(p.store->last_commit_stats().async);
+  EXPECT_EQ(p.store->last_commit_stats().progress_thread, threaded);
+  EXPECT_FALSE(p.store->committed_iteration().has_value());  // in flight
+  bool concluded = false;
+  while (fx::detail::StoreAccess::exchange(*p.store) == X::not_posted &&
+         !(concluded = fx::detail::StoreAccess::progress(*p.store))) {
+  }
+  if (threaded && !concluded) {
+    const double until = fx::now() + 60;  // no MPI call on this thread: the ring on the store's
+    while (fx::detail::StoreAccess::exchange(*p.store) == X::on_thread && fx::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(fx::detail::StoreAccess::exchange(*p.store), X::done_on_thread);
+  }
+  if (!concluded) progress_until_committed(*p.store);  // a one-step ring may be done with its post
+  EXPECT_EQ(p.store->committed_iteration(), 1);
+  for (int victim : {1 % n, (n - 1) % n}) {
+    p.repair(r == victim, cfg, comm);
+    std::fill(big.begin(), big.end(), -1.0);
+    if (r == victim) p.store->add("big", big);
+    if (r != victim) p.state->fill(9);
+    EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 1);
+    EXPECT_EQ(p.store->last_restore_level(), fx::CheckpointLevel::memory);
+    EXPECT_TRUE(all_true(p.state->matches(1) &&
+                         std::all_of(big.begin(), big.end(), [&](double v) { return v == 0.25 * r; })))
+        << "victim " << victim;
+  }
+}
+
+TEST_P(DataStoreParityAsync, ARepairWithTheRingInFlightRestoresTheVersionBefore) {
+  const fx::Comm comm = make_comm();
+  const int r = comm.rank();
+  const int n = comm.size();
+  if (n < 2) GTEST_SKIP() << "needs a group";
+  const fx::CheckpointConfig cfg = config();
+  Process p(cfg, comm);
+  p.commit(7);
+  fx::detail::StoreAccess::flush(*p.store);
+  p.commit(8);  // in flight
+  const int victim = n - 1;
+  p.repair(r == victim, cfg, comm);
+  if (r != victim) p.state->fill(9);
+  const auto it = fx::detail::StoreAccess::restore(*p.store);
+  ASSERT_TRUE(it.has_value());
+  EXPECT_GE(*it, 7);
+  EXPECT_TRUE(all_true(p.state->matches(*it)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DataStoreParityAsync,
+                         ::testing::Values(fx::ExchangeProgress::thread, fx::ExchangeProgress::app),
+                         [](const auto& p) { return std::string(fx::to_string(p.param)); });
+
 // A member promised untouched until the next step ends is copied beside
 // that step (on the store's thread, or at the step end): the step-end
 // progress() waits for the copy, so what the app writes afterwards is not
@@ -291,23 +372,28 @@ INSTANTIATE_TEST_SUITE_P(Copiers, DataStoreCopier,
                          [](const auto& p) { return std::string(fx::to_string(p.param)); });
 
 // A rank that cannot save fails the asynchronous commit everywhere, when
-// it completes; the previous version stays.
+// it completes; the previous version stays. Buddy and parity alike.
 TEST(DataStoreAsync, AFailedSaveFailsTheCommitEverywhere) {
   const fx::Comm comm = make_comm();
   const int r = comm.rank();
   if (comm.size() < 2) GTEST_SKIP() << "needs a buddy";
-  Process p(memory_async(), comm);
-  bool explode = false;
-  p.store->add_member(bomb_member(explode));
-  p.commit(10);
-  explode = r == 1;
-  p.commit(20);  // finishes 10
-  EXPECT_THROW(fx::detail::StoreAccess::flush(*p.store), fx::CheckpointError);
-  EXPECT_EQ(p.store->committed_iteration(), 10);
-  explode = false;
-  p.state->fill(99);
-  EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 10);
-  EXPECT_TRUE(all_true(p.state->matches(10)));
+  for (const auto scheme : {fx::MemoryScheme::buddy, fx::MemoryScheme::parity}) {
+    fx::CheckpointConfig cfg = memory_async();
+    cfg.memory.scheme = scheme;
+    Process p(cfg, comm);
+    bool explode = false;
+    p.store->add_member(bomb_member(explode));
+    p.commit(10);
+    explode = r == 1;
+    p.commit(20);  // finishes 10
+    EXPECT_THROW(fx::detail::StoreAccess::flush(*p.store), fx::CheckpointError)
+        << (scheme == fx::MemoryScheme::parity ? "parity" : "buddy");
+    EXPECT_EQ(p.store->committed_iteration(), 10);
+    explode = false;
+    p.state->fill(99);
+    EXPECT_EQ(fx::detail::StoreAccess::restore(*p.store), 10);
+    EXPECT_TRUE(all_true(p.state->matches(10)));
+  }
 }
 
 // A repair while a commit is in flight: the version is restored only when

@@ -33,14 +33,17 @@ struct MemoryCheckpointConfig {
   MemoryScheme scheme = MemoryScheme::buddy;  ///< buddy copies or XOR parity
   int parity_group = 4;  ///< parity: ranks per XOR group (>= 2; the last group takes the rest)
   int depth = 2;         ///< versions kept
-  /// Buddy commits return once the snapshot is taken; the exchange and the
-  /// agreement finish in the background (DataStore::progress), the version
-  /// is committed then. A node-local or HDF5 write due is part of it, at
-  /// any rank count (files on a thread of the store's, the marker or
-  /// manifest after the agreement). Parity commits are synchronous.
+  /// Commits return once the snapshot is taken; the exchange (buddy copies
+  /// or the parity ring) and the agreement finish in the background
+  /// (DataStore::progress), the version is committed then. A node-local or
+  /// HDF5 write due is part of it, at any rank count (files on a thread of
+  /// the store's, the marker or manifest after the agreement); one whose
+  /// write exchanges images (node-local partner copies under parity) is
+  /// synchronous.
   bool async = true;
-  SnapshotCopier copier = SnapshotCopier::automatic;        ///< who copies during_next_step members
-  ExchangeProgress progress = ExchangeProgress::automatic;  ///< who moves the buddy exchange on
+  SnapshotCopier copier = SnapshotCopier::automatic;  ///< who copies during_next_step members
+  ExchangeProgress progress =
+      ExchangeProgress::automatic;  ///< who moves the buddy exchange (or parity ring) on
 };
 
 /// What every storage level below memory is set by (`checkpoint.node`,
