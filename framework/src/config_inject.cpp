@@ -105,10 +105,22 @@ void check_bitflip_keys(Walker& w, const YAML::Node& m, const std::string& path,
   }
 }
 
+// Before start-up's collectives no process has a role yet, nor counts.
+void check_start_phase(Walker& w, const YAML::Node& m, const YAML::Node& t, const std::string& path,
+                       const InjectionSpec& s) {
+  if (s.phase != Phase::start) return;
+  if (s.target_kind != TargetKind::world)
+    w.fail(t, path + ".target", "a world:<w> target for phase start (roles are given during start-up)");
+  if (s.iteration >= 0)
+    w.fail(Walker::child(m, "iteration"), path + ".iteration",
+           "no iteration for phase start (it comes before the first step)");
+}
+
 // A spare holds no data, counts no iterations and goes through only some
 // phases; only a spare idles.
 void check_target_phases(Walker& w, const YAML::Node& m, const YAML::Node& t, const std::string& path,
                          const InjectionSpec& s) {
+  check_start_phase(w, m, t, path, s);
   const bool bitflip = s.action == InjectAction::bitflip;
   const bool spare = s.target_kind == TargetKind::spare;
   if (bitflip && spare) w.fail(t, path + ".target", "an active rank for bitflip (spares hold no data)");
@@ -157,9 +169,9 @@ void check_chaos(Walker& w, const YAML::Node& chaos, const InjectConfig& inj) {
     w.fail(chaos, "inject.chaos.mtbf_iterations", "a number of iterations > 0");
   if (inj.chaos_action == InjectAction::bitflip || inj.chaos_action == InjectAction::sigstop)
     w.fail(Walker::child(chaos, "action"), "inject.chaos.action", "one of SIGKILL, SIGTERM, SIGSEGV, abort");
-  if (inj.chaos_phase == Phase::spare_idle)
+  if (inj.chaos_phase == Phase::spare_idle || inj.chaos_phase == Phase::start)
     w.fail(Walker::child(chaos, "phase"), "inject.chaos.phase",
-           "a phase an active rank goes through (only spares idle)");
+           "a phase an active rank goes through after start-up (only spares idle)");
 }
 
 namespace {

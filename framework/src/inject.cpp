@@ -180,37 +180,54 @@ void Injector::at(Phase phase, std::int64_t iteration, int logical_rank, int log
   }
 }
 
+namespace {
+
+// Who an injection hits and where, for its log line (spares and start-up
+// count no iterations).
+std::string victim_name(Phase phase, int logical_rank) {
+  if (phase == Phase::start) return "a process";
+  return logical_rank >= 0 ? fmt::format("logical rank {}", logical_rank) : "spare";
+}
+std::string point_name(Phase phase, std::int64_t iteration) {
+  return iteration >= 0 ? fmt::format("{} iteration {}", to_string(phase), iteration)
+                        : std::string(to_string(phase));
+}
+
+// A bitflip spec's member flipped in `store`; the byte offset flipped.
+std::size_t flip_member(const InjectionSpec& s, DataStore& store) {
+  const auto& members = store.members();
+  const auto it =
+      std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
+  if (it == members.end()) {
+    std::vector<std::string> names;
+    for (const auto& m : members) names.push_back(m.name);
+    FX_THROW(ConfigError, s.origin, s.key + ".member",
+             fmt::format("expected a registered member ({}){}, got '{}'",
+                         names.empty() ? "none registered" : "one of " + join(names),
+                         suggestion(s.member, names), s.member));
+  }
+  try {
+    return flip_bit(*it, s.element, s.bit);
+  } catch (const UsageError& e) {
+    FX_THROW(ConfigError, s.origin, s.key,
+             fmt::format("expected a bit inside the member, got '{}'", e.what()));
+  }
+}
+
+}  // namespace
+
 void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank,
                     DataStore* store) {
-  const std::string who = logical_rank >= 0 ? fmt::format("logical rank {}", logical_rank) : "spare";
+  const std::string who = victim_name(phase, logical_rank);
+  const std::string when = point_name(phase, iteration);
   if (!kills(s)) {
-    std::size_t offset = 0;
-    if (store != nullptr) {
-      const auto& members = store->members();
-      const auto it =
-          std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == s.member; });
-      if (it == members.end()) {
-        std::vector<std::string> names;
-        for (const auto& m : members) names.push_back(m.name);
-        FX_THROW(ConfigError, s.origin, s.key + ".member",
-                 fmt::format("expected a registered member ({}){}, got '{}'",
-                             names.empty() ? "none registered" : "one of " + join(names),
-                             suggestion(s.member, names), s.member));
-      }
-      try {
-        offset = flip_bit(*it, s.element, s.bit);
-      } catch (const UsageError& e) {
-        FX_THROW(ConfigError, s.origin, s.key,
-                 fmt::format("expected a bit inside the member, got '{}'", e.what()));
-      }
-    }
-    log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {} iteration {}", s.key, s.member,
-              offset, who, world_rank_, to_string(phase), iteration);
+    const std::size_t offset = store != nullptr ? flip_member(s, *store) : 0;
+    log::warn("inject {}: bitflip in '{}' (byte {}) on {} (world {}) at {}", s.key, s.member, offset, who,
+              world_rank_, when);
     if (killer_) killer_(s, 0);
     return;
   }
-  log::warn("inject {}: {} on {} (world {}) at {} iteration {}", s.key, to_string(s.action), who, world_rank_,
-            to_string(phase), iteration);
+  log::warn("inject {}: {} on {} (world {}) at {}", s.key, to_string(s.action), who, world_rank_, when);
   // Nobody survives to write the verdict (the launcher would wait on
   // mpiexec): rank 0 writes it before it dies.
   if (logical_rank == 0 && kills_whole_job(s)) {

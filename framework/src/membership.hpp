@@ -26,7 +26,16 @@ class Membership {
   // Collective over MPI_COMM_WORLD: duplicates it, gathers the hosts and
   // each process's visible device count, chooses the spares and numbers
   // the other ranks. Returns the app communicator (MPI_COMM_NULL on a spare).
+  // The outcome is agreed: when a process died in these collectives, every
+  // survivor learns it, gathers the hosts again among the living and keeps
+  // the whole table over MPI_COMM_WORLD itself (no app communicator; see
+  // lost_at_start()), for the repair that follows to replace the dead.
   MPI_Comm start(const SparesConfig& spares, int visible_devices);
+  // start() lost a process: the world is MPI_COMM_WORLD, a repair is due;
+  // start_error() is what this process's start-up call returned then
+  // (MPI_ERR_OTHER when its own calls succeeded: one failed elsewhere).
+  bool lost_at_start() const { return lost_at_start_; }
+  int start_error() const { return start_error_; }
   void publish_identity() const;  // the log's rank prefix
 
   MPI_Comm world() const { return world_; }
@@ -73,6 +82,16 @@ class Membership {
   int logical_ = -1;
   int active_size_ = 0;
   Role role_ = Role::initial;
+  bool lost_at_start_ = false;
+  int start_error_ = MPI_SUCCESS;
+
+  // Fills hosts_ and device_counts_ from an allgather over comm (left
+  // untouched when it fails); returns the allgather's code.
+  int gather_places(MPI_Comm comm, int visible_devices);
+  // After an agreed failure of the start-up collectives: the places again,
+  // over MPI_COMM_WORLD shrunk until one gather succeeds everywhere.
+  void gather_places_among_survivors(int visible_devices);
+  void assign_roles(const SparesConfig& spares);
 };
 
 }  // namespace fx::detail

@@ -37,12 +37,13 @@ void RecoveryRecorder::failures(const std::vector<Identity>& failed, const Membe
     const double td = later ? t_now : t_detect_;
     if (!later) t_kill_ = std::max(t_kill_, tk);
     const std::string& host = m.host(f.world_rank);
-    log::emit(
-        loud ? log::Level::warn : log::Level::debug,
-        "process failure: world rank {} ({}) on host {}, detected {:.3f} s into the run{}{}", f.world_rank,
-        f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"), host,
-        td - t_start_, tk > 0 ? fmt::format(", {:.1f} ms after the kill", (td - tk) * 1e3) : std::string(),
-        later ? " (it died during the repair)" : "");
+    log::emit(loud ? log::Level::warn : log::Level::debug,
+              "process failure: world rank {} ({}) on {}, detected {:.3f} s into the run{}{}", f.world_rank,
+              f.logical >= 0 ? fmt::format("logical rank {}", f.logical) : std::string("a spare"),
+              host.empty() ? std::string("a host it never named (lost in start-up)") : "host " + host,
+              td - t_start_,
+              tk > 0 ? fmt::format(", {:.1f} ms after the kill", (td - tk) * 1e3) : std::string(),
+              later ? " (it died during the repair)" : "");
     // An injected kill's own iteration (what its injection line says);
     // survivors may have stood at another one.
     report_.add_failure({f.world_rank, f.logical, host, (tk > 0 ? tk : td) - t_start_, tk > 0 ? td - tk : -1,

@@ -77,7 +77,22 @@ Runtime::Runtime(Config config, std::vector<std::string> args, AppMaker make, De
 
 Runtime::~Runtime() = default;
 
-bool Runtime::init_world() {
+// fx's own start-up is an injection point too (world targets only): it
+// comes before any table exists, so an injector of its own fires it.
+void Runtime::start_fault_point() const {
+  const auto& specs = config_.inject.failures;
+  if (std::none_of(specs.begin(), specs.end(),
+                   [](const InjectionSpec& s) { return s.phase == Phase::start; }))
+    return;
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  log::set_identity('w', rank, size);  // no role yet
+  Injector(config_.inject, rank, size, {}).at(Phase::start, -1, -1, 0, nullptr);
+}
+
+int Runtime::init_world() {
+  start_fault_point();
   comms_.start(members_.start(config_.spares, session_.visible()));
   if (session_.user_choice().empty())
     devices_.start(members_.hosts(), members_.device_counts(), members_.members());
@@ -87,10 +102,19 @@ bool Runtime::init_world() {
     injector_.set_buddy_distance(placed_buddy_distance());  // runs without injections skip it
   control_.watch.post(world());
   members_.publish_identity();
+  // A failure this early goes straight to a repair (as one in start-up's own
+  // collectives, which every survivor learnt of).
+  if (members_.lost_at_start()) return members_.start_error();
   // Nobody leaves start-up (a spare may be killed the moment it idles) while
-  // others still need it in the collectives above; a failure this early goes
-  // straight to a repair.
-  return MPI_Barrier(world()) == MPI_SUCCESS;
+  // others still need it in the collectives above, and all leave it the same
+  // way: a repair's revoke of the app communicator reached a process still
+  // activating it, and Open MPI crashed there (ompi_comm_revoke_local, in
+  // MPI_Comm_split). An agreement completes only once every live process
+  // has contributed, so none is still making its communicators then.
+  if (!ulfm::active()) return MPI_Barrier(world());  // a failure ends the job anyway
+  const ulfm::Agreement a = ulfm::agree_value(world(), logical_rank() < 0 || app_comm().valid());
+  if (a.rc != MPI_SUCCESS) return a.rc;
+  return a.flag ? MPI_SUCCESS : MPI_ERR_OTHER;  // an app communicator failed somewhere
 }
 
 void Runtime::log_start() {
@@ -110,11 +134,12 @@ void Runtime::log_start() {
 
 void Runtime::execute() {
   recorder_.start();
-  const bool started = init_world();
+  const int start_rc = init_world();
   recorder_.phase("start", recorder_.since_start());  // until every process had started
   log_start();
-  bool repair_pending = !started;
-  if (!started) on_failure(world(), MPI_ERR_OTHER, "start-up barrier");
+  bool repair_pending = start_rc != MPI_SUCCESS;
+  if (repair_pending)
+    on_failure(world(), start_rc, members_.lost_at_start() ? "start-up collectives" : "start-up agreement");
   try {
     while (true) {
       try {

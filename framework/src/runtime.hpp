@@ -141,7 +141,8 @@ class Runtime final : public RuntimeServices {
   std::optional<std::int64_t> restore_checkpoint() override;
 
  private:
-  bool init_world();  // false: a process failed during start-up
+  void start_fault_point() const;  // Phase::start, before the tables
+  int init_world();                // MPI_SUCCESS, or how a process failure in start-up showed here
   void log_start();
   void activate();    // Kokkos on this process's device, and the app: once
   void run_active();  // the step loop; throws ProcessFailure

@@ -10,24 +10,11 @@
 
 namespace fx::detail {
 
-std::vector<int> node_ids(MPI_Comm comm) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  // A node is named by its lowest rank; relabel 0, 1, ... in rank order.
-  int leader = rank;
-  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-  MPI_Comm_free(&node);
-  std::vector<int> leaders(static_cast<std::size_t>(size));
-  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
-  std::map<int, int> index;
-  for (int l : leaders) index.emplace(l, 0);
-  int next = 0;
-  for (auto& [l, i] : index) i = next++;
-  for (int& l : leaders) l = index[l];
-  return leaders;
+std::vector<int> node_ids(const std::vector<std::string>& hosts) {
+  std::map<std::string, int> index;  // in order of each host's lowest rank
+  std::vector<int> ids;
+  for (const auto& h : hosts) ids.push_back(index.emplace(h, static_cast<int>(index.size())).first->second);
+  return ids;
 }
 
 std::vector<int> choose_spares(int world_size, int count, SparePlacement placement,

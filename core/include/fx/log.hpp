@@ -23,10 +23,11 @@ bool parse_level(std::string_view text, Level& out);
 /// \return a view of a string literal (valid for the whole program)
 std::string_view level_name(Level level);
 
-/// Who is speaking: tag is 'r' for an active rank, 's' for a spare.
-/// \param tag 'r' or 's', the prefix's letter
-/// \param rank the logical rank of an active process, the world rank of a spare
-/// \param size the number of logical ranks (active), or of world ranks (spare)
+/// Who is speaking: tag is 'r' for an active rank, 's' for a spare, 'w' for
+/// a process that start-up has not yet given a role.
+/// \param tag 'r', 's' or 'w', the prefix's letter
+/// \param rank the logical rank of an active process, else the world rank
+/// \param size the number of logical ranks (active), else of world ranks
 void set_identity(char tag, int rank, int size);
 /// Set this process's threshold: messages below `level` are dropped.
 /// \param level the least severe level printed; Level::off prints nothing

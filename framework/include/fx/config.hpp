@@ -34,8 +34,11 @@ enum class ReinitMode { async, sync };
 /// `restore-load` lie inside the data store's commit and restore
 /// (fx::StorePoint), so an explicit ctx.store().commit() passes them too;
 /// `restored` is the start of the app's after-restore hook
-/// (ResilientApp::restored).
+/// (ResilientApp::restored). `start` is fx's own start-up, after MPI_Init
+/// returned and before the collectives that place the spares (world-rank
+/// targets only, `world:5`).
 enum class Phase {
+  start,
   compute,
   halo,
   checkpoint,
@@ -265,14 +268,14 @@ FX_ENUM_NAMES(fx::ExhaustedPolicy, {fx::ExhaustedPolicy::abort, "abort"},
 FX_ENUM_NAMES(fx::LostCheckpointPolicy, {fx::LostCheckpointPolicy::stop, "stop"},
               {fx::LostCheckpointPolicy::restart, "restart"})
 FX_ENUM_NAMES(fx::ReinitMode, {fx::ReinitMode::async, "async"}, {fx::ReinitMode::sync, "sync"})
-FX_ENUM_NAMES(fx::Phase, {fx::Phase::compute, "compute"}, {fx::Phase::halo, "halo"},
-              {fx::Phase::checkpoint, "checkpoint"}, {fx::Phase::commit_save, "commit-save"},
-              {fx::Phase::commit_posted, "commit-posted"}, {fx::Phase::commit_agree, "commit-agree"},
-              {fx::Phase::node_write, "node-write"}, {fx::Phase::restore, "restore"},
-              {fx::Phase::restore_load, "restore-load"}, {fx::Phase::restored, "restored"},
-              {fx::Phase::start_restore, "start-restore"}, {fx::Phase::repair, "repair"},
-              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
-              {fx::Phase::finalize, "finalize"})
+FX_ENUM_NAMES(fx::Phase, {fx::Phase::start, "start"}, {fx::Phase::compute, "compute"},
+              {fx::Phase::halo, "halo"}, {fx::Phase::checkpoint, "checkpoint"},
+              {fx::Phase::commit_save, "commit-save"}, {fx::Phase::commit_posted, "commit-posted"},
+              {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::node_write, "node-write"},
+              {fx::Phase::restore, "restore"}, {fx::Phase::restore_load, "restore-load"},
+              {fx::Phase::restored, "restored"}, {fx::Phase::start_restore, "start-restore"},
+              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
+              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).

@@ -345,7 +345,7 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:26: inject.failures[0].phase: expected one of compute, halo, checkpoint, commit-save, "
+     "{f}:3:26: inject.failures[0].phase: expected one of start, compute, halo, checkpoint, commit-save, "
      "commit-posted, commit-agree, node-write, "
      "restore, restore-load, restored, start-restore, repair, tryblock-commit, spare-idle, finalize (did you "
      "mean "
@@ -381,6 +381,20 @@ const std::vector<BadCase> kCases = {
      "{f}:3:38: inject.failures[0].iteration: expected no iteration for a spare target (idle spares do not "
      "count "
      "iterations; use a phase), got '5'"},
+    {"start_needs_world_target",
+     "inject:\n  failures:\n    - {target: 2, phase: start}\n",
+     {},
+     {},
+     0,
+     "{f}:3:16: inject.failures[0].target: expected a world:<w> target for phase start (roles are given "
+     "during start-up), got '2'"},
+    {"start_without_iteration",
+     "inject:\n  failures:\n    - {target: 'world:2', phase: start, iteration: 4}\n",
+     {},
+     {},
+     0,
+     "{f}:3:52: inject.failures[0].iteration: expected no iteration for phase start (it comes before the "
+     "first step), got '4'"},
     {"zero_repeat",
      "inject:\n  failures:\n    - {target: 0, iteration: 3, repeat: 0}\n",
      {},

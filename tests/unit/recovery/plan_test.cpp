@@ -54,3 +54,8 @@ TEST(SpareChoice, LastAndSpread) {
   EXPECT_EQ(fx::detail::choose_spares(6, 0, fx::SparePlacement::spread, {0, 0, 0, 1, 1, 1}),
             (std::vector<int>{}));
 }
+
+TEST(SpareChoice, NodesAreNamedByHostInRankOrder) {
+  EXPECT_EQ(fx::detail::node_ids({"b", "b", "a", "c", "a", ""}), (std::vector<int>{0, 0, 1, 2, 1, 3}));
+  EXPECT_EQ(fx::detail::node_ids({}), (std::vector<int>{}));
+}

@@ -19,8 +19,9 @@ inline constexpr int kReleaseMessage = 1;
 // `node_of` gives each world rank's node index (see node_ids()).
 std::vector<int> choose_spares(int world_size, int count, SparePlacement placement,
                                const std::vector<int>& node_of);
-// Collective on comm: a node index per rank (ranks sharing memory share it).
-std::vector<int> node_ids(MPI_Comm comm);
+// A node index per rank from each rank's host name (0, 1, ... in order of
+// each host's lowest rank): local, so start-up needs no collective for it.
+std::vector<int> node_ids(const std::vector<std::string>& hosts);
 
 // A receive posted on the world for control messages. Failures of any
 // process in the world and revocations complete it with an error, which is
