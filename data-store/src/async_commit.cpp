@@ -313,7 +313,7 @@ void DataStore::Impl::post_ring() {
   }
   const detail::ParityGroup g = detail::parity_group(rank(), size(), options.memory.parity_group);
   const int rc = a.ring.start(comm.raw(), g, rank(), a.stripe.chunk, parity_buffers(*a.slot, a.stripe));
-  a.failed = orphan_on_error(a.ring.requests(), rc) != MPI_SUCCESS;
+  a.failed = a.failed || orphan_on_error(a.ring.requests(), rc) != MPI_SUCCESS;
   comm.check(rc, "MPI_Isend (parity ring)", __FILE__, __LINE__);
   if (a.threaded) a.mover.start([r = &a.ring](bool& done) { return r->advance(false, done); });
 }
