@@ -9,8 +9,10 @@
 //     copy alone;
 //   - a recruited rank's restore: the host-to-device part / a plain pinned
 //     host-to-device copy of the bytes (the rest is the MPI transfer);
-//   - the checksum: XXH3 on the host (what the store uses, while the
-//     exchange runs) against a 64-bit mixing reduction on the device.
+//   - the checksum of the same bytes: XXH3 on the host (what the store
+//     takes of host members) against mix64 on the device (what it takes
+//     of device members, DeviceStaging::hash) and mix64 on the host (what
+//     a holder's check of a device member's copy costs).
 // Every time is the median over repetitions of the slowest rank's. Prints
 // one `device: {...}` line (rank 0) for scripts/gpu_check.sh.
 //
@@ -79,19 +81,6 @@ void step_kernels(const Data& w, int passes) {
     Kokkos::parallel_for(
         "bench::step", w.extent(0), KOKKOS_LAMBDA(const std::size_t i) { w(i) = w(i) * 3 + 1; });
   Kokkos::DefaultExecutionSpace().fence();
-}
-
-std::uint64_t device_mix_sum(const Data& d) {
-  std::uint64_t sum = 0;
-  Kokkos::parallel_reduce(
-      "bench::mix", d.extent(0),
-      KOKKOS_LAMBDA(const std::size_t i, std::uint64_t& acc) {
-        std::uint64_t x = d(i) + i * 0x9e3779b97f4a7c15ull;
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-        acc += x ^ (x >> 31);
-      },
-      sum);
-  return sum;
 }
 
 }  // namespace
@@ -221,11 +210,18 @@ int main(int argc, char** argv) {
       restore_h2d.push_back(slowest(rank == victim ? store->last_restore_stats().device_seconds : 0.0));
     }
     // Checksums of the same bytes: on the host (XXH3, one pass over pinned
-    // memory) and on the device (a mixing reduction).
-    std::vector<double> host_hash, device_hash;
+    // memory) and on the device (the store's mix64 reduction).
+    // The host's mix64 is what a holder's check of a device member costs.
+    std::vector<double> host_hash, host_mix64, device_hash;
+    fx::detail::DeviceStaging hasher;
     for (int r = 0; r < reps; ++r) {
       host_hash.push_back(timed([&] { (void)fx::detail::hash_bytes(pinned.data(), bytes); }));
-      device_hash.push_back(timed([&] { (void)device_mix_sum(d); }));
+      host_mix64.push_back(
+          timed([&] { (void)fx::detail::hash_bytes(fx::detail::HashKind::mix64, pinned.data(), bytes); }));
+      device_hash.push_back(timed([&] {
+        (void)hasher.hash(0, reinterpret_cast<const std::byte*>(d.data()), bytes);
+        hasher.fence();
+      }));
     }
     store.reset();
     MPI_Comm_free(&dup);
@@ -254,6 +250,7 @@ int main(int argc, char** argv) {
           .add("restore_h2d_s", restore_h2d.empty() ? 0.0 : median(restore_h2d))
           .add("restore_h2d_over_pinned", restore_h2d.empty() ? 0.0 : median(restore_h2d) / median(h2d))
           .add("hash_host_s", median(host_hash))
+          .add("hash_host_mix64_s", median(host_mix64))
           .add("hash_device_s", median(device_hash))
           .print();
       fx::write_status(fx::ExitCode::ok, "benchmark done");

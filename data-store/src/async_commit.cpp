@@ -35,8 +35,8 @@ void SnapshotCopier::start(std::vector<PendingCopy> copies, ImageInfo& info, std
       released_ = true;
     }
     cv_.notify_all();
-    if (!staged.empty()) staging->fence();  // the snapshots' copies to the host have landed
-    for (const auto& c : staged) *c.hash = copy_and_hash(c.dst, c.src, c.bytes);  // the store's own bytes
+    if (!staged.empty()) staging->fence();           // the snapshots' copies to the host have landed
+    for (const auto& c : staged) *c.hash = land(c);  // the store's own bytes
     write_header(info, image);
     done_ = true;
   });

@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "word_hash.hpp"
+
 namespace fx::detail {
 namespace {
 
@@ -26,6 +28,17 @@ bool create_stream(NativeStream& s) {
 void destroy_stream(void* s) { (void)hipStreamDestroy(static_cast<NativeStream>(s)); }
 #endif
 
+// One word's term of a mix64 sum, on the device.
+struct WordSum {
+  const unsigned char* bytes;
+  std::size_t n;
+  bool aligned;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::uint64_t& sum) const {
+    sum +=
+        word_term(load_word(bytes, n, static_cast<std::size_t>(i), aligned), static_cast<std::uint64_t>(i));
+  }
+};
+
 }  // namespace
 
 std::byte* allocate_pinned_bytes(std::size_t bytes, const char* label) {
@@ -43,6 +56,8 @@ void free_pinned_bytes(std::byte* p) {
 DeviceStaging::~DeviceStaging() {
   if (space_) space_->fence();
   for (auto& b : buffers_) free_pinned(b);
+  for (auto& b : sums_host_) free_pinned(b);
+  sums_ = {};
   space_.reset();
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
   if (stream_) destroy_stream(stream_);
@@ -63,7 +78,32 @@ std::byte* DeviceStaging::buffer(std::size_t index, std::size_t bytes) {
     p.data = allocate_pinned_bytes(bytes, "fx_staging");
     p.bytes = bytes;
   }
+  reserve_sums(index + 1);
   return p.data;
+}
+
+void DeviceStaging::reserve_sums(std::size_t count) {
+  if (sums_.extent(0) >= count) return;
+  if (space_) space_->fence();  // a sum may still be in flight
+  const std::size_t bytes = count * sizeof(std::uint64_t);
+  sums_host_.push_back({allocate_pinned_bytes(bytes, "fx_checksums"), bytes});
+  sums_ = Kokkos::View<std::uint64_t*, DeviceSpace::memory_space>("fx_checksums", count);
+}
+
+const std::uint64_t* DeviceStaging::hash(std::size_t index, const std::byte* data, std::size_t bytes) {
+  reserve_sums(index + 1);
+  const DeviceSpace& s = space();
+  const auto sum = Kokkos::subview(sums_, index);
+  const WordSum f{reinterpret_cast<const unsigned char*>(data), bytes,
+                  reinterpret_cast<std::uintptr_t>(data) % alignof(std::uint64_t) == 0};
+  const auto words = static_cast<std::int64_t>(word_count(bytes));
+  // Into a View: the reduction is enqueued, not waited for.
+  Kokkos::parallel_reduce(
+      "fx_checksum", Kokkos::RangePolicy<DeviceSpace, Kokkos::IndexType<std::int64_t>>(s, 0, words), f, sum);
+  auto* host = reinterpret_cast<std::uint64_t*>(sums_host_.back().data) + index;
+  Kokkos::deep_copy(
+      s, Kokkos::View<std::uint64_t, PinnedSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host), sum);
+  return host;
 }
 
 const DeviceSpace& DeviceStaging::space() {

@@ -37,8 +37,15 @@ class DeviceStaging {
   DeviceStaging& operator=(const DeviceStaging&) = delete;
   ~DeviceStaging();
 
-  // Pinned room for member `index` (at least `bytes`), kept between calls.
+  // Pinned room for member `index` (at least `bytes`), kept between calls,
+  // and its checksum's (hash()).
   std::byte* buffer(std::size_t index, std::size_t bytes);
+  // Enqueue on space() member `index`'s mix64 checksum (word_hash.hpp) of
+  // the `bytes` at `data` (memory space() reads: the device's). Nothing
+  // leaves the device but the sum of the words' terms, which lands at the
+  // pinned address returned (valid while the staging lives) after fence():
+  // finish_word_sum(*sum, bytes) is the checksum.
+  const std::uint64_t* hash(std::size_t index, const std::byte* data, std::size_t bytes);
   // The instance the copies run on (created at the first call).
   const DeviceSpace& space();
   // Wait for the app's kernels on the default instance: a copy must not
@@ -56,7 +63,12 @@ class DeviceStaging {
     std::size_t bytes = 0;
   };
   static void free_pinned(Pinned& p);
+  void reserve_sums(std::size_t count);
   std::vector<Pinned> buffers_;
+  // Per member: the device's sum and its copy in pinned memory (those
+  // outgrown are kept: a thread may still read its sum there).
+  Kokkos::View<std::uint64_t*, DeviceSpace::memory_space> sums_;
+  std::vector<Pinned> sums_host_;
   std::optional<DeviceSpace> space_;
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
   void* stream_ = nullptr;  // the non-blocking stream space_ runs on (ours to destroy)

@@ -251,7 +251,7 @@ std::uint64_t write_rank_file(const fs::path& dir, const ImageInfo& info, const 
       put_string(cx, ds.get(), "layout", r.layout);
       put_attr(cx, ds.get(), "extents", H5T_NATIVE_UINT64, r.extents.data(), r.extents.size());
       put_attr(cx, ds.get(), "bytes", H5T_NATIVE_UINT64, r.bytes);
-      put_attr(cx, ds.get(), "xxh3", H5T_NATIVE_UINT64, r.hash);
+      put_attr(cx, ds.get(), hash_name(r.hash_kind), H5T_NATIVE_UINT64, r.hash);
     }
     cx.check_rc(H5Fflush(f, H5F_SCOPE_GLOBAL), "H5Fflush");
   }
@@ -365,8 +365,11 @@ void read_member(Context& cx, hid_t f, MemberRecord& r, std::byte* payload) {
   if (r.bytes > 0) {
     cx.check_rc(H5Dread(ds.get(), et.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, payload + r.offset), "H5Dread");
   }
-  r.hash = get_scalar<std::uint64_t>(cx, ds.get(), "xxh3", H5T_NATIVE_UINT64, where);
-  if (hash_bytes(payload + r.offset, r.bytes) != r.hash)
+  // The checksum's attribute names its kind (files before mix64: xxh3).
+  const bool mix64 = H5Aexists(ds.get(), hash_name(HashKind::mix64)) > 0;
+  r.hash_kind = mix64 ? HashKind::mix64 : HashKind::xxh3;
+  r.hash = get_scalar<std::uint64_t>(cx, ds.get(), hash_name(r.hash_kind), H5T_NATIVE_UINT64, where);
+  if (hash_bytes(r.hash_kind, payload + r.offset, r.bytes) != r.hash)
     cx.fail(fmt::format("checksum mismatch in {}", where));
 }
 

@@ -10,6 +10,7 @@
 
 #include "checksum.hpp"
 #include "device_staging.hpp"
+#include "word_hash.hpp"
 
 namespace fx::detail {
 namespace {
@@ -82,11 +83,24 @@ std::vector<std::byte> encode_table(const ImageInfo& info) {
     w.put(m.offset);
     w.put(m.bytes);
     w.put(m.hash);
+    w.put(static_cast<std::uint8_t>(m.hash_kind));
   }
   return std::move(w.bytes());
 }
 
 constexpr std::size_t kHeaderBytes = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8;
+
+void read_table(Reader tr, std::uint32_t count, std::uint32_t format, ImageInfo& info,
+                const std::string& what);
+
+HashKind read_kind(std::uint8_t k, const std::string& member, const std::string& what) {
+  if (k > static_cast<std::uint8_t>(HashKind::mix64)) {
+    FX_THROW(CheckpointError,
+             fmt::format("{}: member '{}' has checksum kind {} (this build reads 0: xxh3, 1: mix64)", what,
+                         member, k));
+  }
+  return static_cast<HashKind>(k);
+}
 
 }  // namespace
 
@@ -123,6 +137,7 @@ ImageInfo layout_image(const std::vector<Member>& members, std::int64_t iteratio
     r.layout = m.layout;
     r.extents.assign(m.extents.begin(), m.extents.end());
     r.bytes = m.bytes;
+    if (m.to_host && m.device_bytes && !m.host) r.hash_kind = HashKind::mix64;
     info.members.push_back(std::move(r));
   }
   layout_records(info);
@@ -150,12 +165,6 @@ void write_header(const ImageInfo& info, std::byte* image) {
 }
 
 namespace {
-
-// A staged copy into the image, hashed: a device copy that landed in the
-// image itself is hashed in place.
-std::uint64_t land(const PendingCopy& c) {
-  return c.src == c.dst ? hash_bytes(c.dst, c.bytes) : copy_and_hash(c.dst, c.src, c.bytes);
-}
 
 // One pack_image_now: the copies it leaves for later (deferred members) and
 // those staged through the device that it completes itself.
@@ -186,22 +195,37 @@ struct Packing {
     for (std::size_t i = 0; i < members.size(); ++i) {
       const Member& m = members[i];
       if (!m.to_host || m.bytes == 0) continue;
+      MemberRecord& r = info.members[i];
       std::byte* host = landing(i);
-      if (deferred(m))
+      PendingCopy c{payload + r.offset, host, m.bytes, &r.hash, true, r.hash_kind};
+      if (deferred(m)) {
         m.to_snapshot(staging->space());
-      else
+        later.push_back(c);
+      } else {
         m.to_host(staging->space(), host);
-      const PendingCopy c{payload + info.members[i].offset, host, m.bytes, &info.members[i].hash, true};
-      (deferred(m) ? later : staged_now).push_back(c);
+        c.device_sum = device_checksum(i, m.device_bytes);
+        staged_now.push_back(c);
+      }
     }
   }
 
-  // Once the snapshots are taken, starts their copies to the host.
+  // Member i's checksum on the device, of the bytes `where` names.
+  const std::uint64_t* device_checksum(std::size_t i, const std::function<const std::byte*()>& where) {
+    if (info.members[i].hash_kind != HashKind::mix64 || !where) return nullptr;
+    return staging->hash(i, where(), members[i].bytes);
+  }
+
+  // Once the snapshots are taken, starts their copies to the host and
+  // their checksums (`later` holds just these copies, in member order).
   void snapshots_to_host() {
     staging->fence();  // the snapshots are taken: the app may write its members
-    for (std::size_t i = 0; i < members.size(); ++i)
-      if (members[i].to_host && members[i].bytes > 0 && deferred(members[i]))
-        members[i].snapshot_to_host(staging->space(), landing(i));
+    auto c = later.begin();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const Member& m = members[i];
+      if (!m.to_host || m.bytes == 0 || !deferred(m)) continue;
+      m.snapshot_to_host(staging->space(), landing(i));
+      (c++)->device_sum = device_checksum(i, m.snapshot_bytes);
+    }
   }
 
   // Where member i's device copy lands: its place in a pinned image, else
@@ -220,10 +244,10 @@ struct Packing {
     } else if (m.host && defer && m.snapshot == Snapshot::during_next_step) {
       later.push_back({dst, m.host(), m.bytes, &r.hash});  // the memory the member names now
     } else if (m.host) {
-      r.hash = copy_and_hash(dst, m.host(), m.bytes);
+      r.hash = copy_and_hash(r.hash_kind, dst, m.host(), m.bytes);
     } else {
       m.save(dst);
-      r.hash = hash_bytes(dst, m.bytes);
+      r.hash = hash_bytes(r.hash_kind, dst, m.bytes);
     }
   }
 
@@ -244,6 +268,14 @@ struct Packing {
 };
 
 }  // namespace
+
+std::uint64_t land(const PendingCopy& c) {
+  if (c.device_sum) {
+    if (c.src != c.dst) std::memcpy(c.dst, c.src, c.bytes);
+    return finish_word_sum(*c.device_sum, c.bytes);
+  }
+  return c.src == c.dst ? hash_bytes(c.kind, c.dst, c.bytes) : copy_and_hash(c.kind, c.dst, c.src, c.bytes);
+}
 
 std::vector<PendingCopy> pack_image_now(const std::vector<Member>& members, ImageInfo& info, std::byte* image,
                                         bool defer, DeviceStaging* staging, bool image_pinned) {
@@ -292,9 +324,9 @@ ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t
   if (rd.get<std::uint64_t>() != kMagic)
     FX_THROW(CheckpointError, fmt::format("{}: not an fx checkpoint image", what));
   const auto format = rd.get<std::uint32_t>();
-  if (format != kImageFormat) {
+  if (format != kImageFormat && format != 1) {
     FX_THROW(CheckpointError,
-             fmt::format("{}: image format {} (this build reads {})", what, format, kImageFormat));
+             fmt::format("{}: image format {} (this build reads 1 and {})", what, format, kImageFormat));
   }
   ImageInfo info;
   const auto count = rd.get<std::uint32_t>();
@@ -320,7 +352,15 @@ ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t
                          "it was read from",
                          what, info.total_bytes, info.payload_offset, image_bytes));
   }
-  Reader tr(image + kHeaderBytes, table_bytes, what);
+  read_table(Reader(image + kHeaderBytes, table_bytes, what), count, format, info, what);
+  return info;
+}
+
+namespace {
+
+// The member table's `count` records into info.members.
+void read_table(Reader tr, std::uint32_t count, std::uint32_t format, ImageInfo& info,
+                const std::string& what) {
   for (std::uint32_t i = 0; i < count; ++i) {
     MemberRecord r;
     r.name = tr.get_string();
@@ -331,14 +371,16 @@ ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t
     r.offset = tr.get<std::uint64_t>();
     r.bytes = tr.get<std::uint64_t>();
     r.hash = tr.get<std::uint64_t>();
+    if (format > 1) r.hash_kind = read_kind(tr.get<std::uint8_t>(), r.name, what);
     const std::uint64_t payload = info.total_bytes - info.payload_offset;
     if (r.offset > payload || r.bytes > payload - r.offset) {
       FX_THROW(CheckpointError, fmt::format("{}: member '{}' lies outside the image", what, r.name));
     }
     info.members.push_back(std::move(r));
   }
-  return info;
 }
+
+}  // namespace
 
 void fit_members(const ImageInfo& info, std::vector<Member>& members, const std::string& what) {
   if (info.members.size() != members.size()) {
@@ -357,44 +399,86 @@ void fit_members(const ImageInfo& info, std::vector<Member>& members, const std:
   }
 }
 
+void throw_checksum_mismatch(const std::string& what, const std::string& member) {
+  FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, member));
+}
+
 void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what) {
   for (const auto& r : info.members) {
-    if (hash_bytes(image + info.payload_offset + r.offset, r.bytes) != r.hash) {
-      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
-    }
+    if (hash_bytes(r.hash_kind, image + info.payload_offset + r.offset, r.bytes) != r.hash)
+      throw_checksum_mismatch(what, r.name);
   }
 }
 
-void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
-                  const std::string& what, DeviceStaging* staging, bool image_pinned) {
-  fit_members(info, members, what);
-  const std::byte* payload = image + info.payload_offset;
+namespace {
+
+// One unpack_image: device members whose checksum the device takes once
+// they are there (mix64 with Member::device_bytes) and the sums it gives.
+struct Unpacking {
+  const ImageInfo& info;
+  std::vector<Member>& members;
+  const std::string& what;
+  DeviceStaging* staging;
+  bool image_pinned;
   bool staged = false;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const auto& r = info.members[i];
+  std::vector<std::pair<std::size_t, const std::uint64_t*>> device_checks;
+
+  // Member i's bytes at `src` into host memory (its own, or `pinned` on
+  // their way to the device), checked; or only checked (`src` is loaded).
+  void copy_checked(std::size_t i, const std::byte* src, std::byte* pinned) {
+    const MemberRecord& r = info.members[i];
     const Member& m = members[i];
-    const std::byte* src = payload + r.offset;
-    // Host members: verified while copying; device members: verified while
-    // copied into pinned memory (in a pinned image: where they are), then
-    // sent on (the next one's host copy overlaps that); others: verified
-    // first.
-    const bool to_device = staging && m.from_host && r.bytes > 0;
-    std::byte* pinned = to_device && !image_pinned ? staging->buffer(i, r.bytes) : nullptr;
-    const std::uint64_t h = m.host   ? copy_and_hash(m.host(), src, r.bytes)
-                            : pinned ? copy_and_hash(pinned, src, r.bytes)
-                                     : hash_bytes(src, r.bytes);
+    const std::uint64_t h = m.host   ? copy_and_hash(r.hash_kind, m.host(), src, r.bytes)
+                            : pinned ? copy_and_hash(r.hash_kind, pinned, src, r.bytes)
+                                     : hash_bytes(r.hash_kind, src, r.bytes);
     if (h != r.hash) {
       if (staged) staging->fence();
-      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, r.name));
+      throw_checksum_mismatch(what, r.name);
     }
+  }
+
+  void member(std::size_t i, const std::byte* src) {
+    const MemberRecord& r = info.members[i];
+    const Member& m = members[i];
+    const bool to_device = staging && m.from_host && r.bytes > 0;
+    const bool checked_there = to_device && r.hash_kind == HashKind::mix64 && m.device_bytes;
+    std::byte* pinned = to_device && !image_pinned ? staging->buffer(i, r.bytes) : nullptr;
+    if (!checked_there)
+      copy_checked(i, src, pinned);
+    else if (pinned)
+      std::memcpy(pinned, src, r.bytes);
     if (to_device) {
       m.from_host(staging->space(), pinned ? pinned : src);
       staged = true;
+      if (checked_there) device_checks.emplace_back(i, staging->hash(i, m.device_bytes(), r.bytes));
     } else if (!m.host) {
       m.load(src);
     }
   }
-  if (staged) staging->fence();  // the app's next kernels read the members
+
+  void finish() {
+    if (!staged) return;
+    staging->fence();  // the app's next kernels read the members
+    for (const auto& [i, sum] : device_checks) {
+      const MemberRecord& r = info.members[i];
+      if (finish_word_sum(*sum, r.bytes) != r.hash) throw_checksum_mismatch(what, r.name);
+    }
+  }
+};
+
+}  // namespace
+
+// Host members: verified while copying; device members: checksummed on the
+// device once there (mix64) or verified while copied into pinned memory (in
+// a pinned image: where they are), then sent on (the next one's host copy
+// overlaps that); others: verified first.
+void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
+                  const std::string& what, DeviceStaging* staging, bool image_pinned) {
+  fit_members(info, members, what);
+  Unpacking u{info, members, what, staging, image_pinned, false, {}};
+  for (std::size_t i = 0; i < members.size(); ++i)
+    u.member(i, image + info.payload_offset + info.members[i].offset);
+  u.finish();
 }
 
 }  // namespace fx::detail

@@ -11,11 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "checksum.hpp"
+
 namespace fx::detail {
 
 class DeviceStaging;
 
-constexpr std::uint32_t kImageFormat = 1;
+// 2: each member record names its checksum's kind (1, still read: XXH3).
+constexpr std::uint32_t kImageFormat = 2;
 
 struct MemberRecord {
   std::string name;
@@ -24,7 +27,9 @@ struct MemberRecord {
   std::vector<std::uint64_t> extents;
   std::uint64_t offset = 0;  // from the payload start
   std::uint64_t bytes = 0;
-  std::uint64_t hash = 0;  // XXH3-64 of the bytes
+  std::uint64_t hash = 0;  // of the bytes, by hash_kind
+  // mix64 for a member the device checksums (Member::device_bytes), else XXH3.
+  HashKind hash_kind = HashKind::xxh3;
 };
 
 struct ImageInfo {
@@ -54,14 +59,20 @@ void pack_image(const std::vector<Member>& members, ImageInfo& info, std::byte* 
 // A member's copy into an image left for later (an asynchronous commit's
 // during_next_step members): `src` is the memory it named at the commit,
 // or (`staged`) the pinned buffer its device copy lands in (`dst` itself in
-// a pinned image), complete after the staging's fence.
+// a pinned image), complete after the staging's fence, as is the sum of
+// its device checksum (`device_sum`, DeviceStaging::hash) when it has one.
 struct PendingCopy {
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
   std::size_t bytes = 0;
   std::uint64_t* hash = nullptr;  // its MemberRecord's
   bool staged = false;
+  HashKind kind = HashKind::xxh3;
+  const std::uint64_t* device_sum = nullptr;
 };
+// A staged copy's bytes into the image (unless they landed there) and its
+// checksum: the device's, else hashed here.
+std::uint64_t land(const PendingCopy& c);
 // pack_image, except that with `defer` the members marked during_next_step
 // are returned instead of copied (device ones with their copy to the host
 // under way); the header is written when none is (else by
@@ -84,12 +95,16 @@ ImageInfo read_header(const std::byte* image, std::size_t available, std::size_t
 // The image must hold exactly the registered members (names, types, bytes):
 // a resizable member (fx::resizable) first takes the image's extents.
 void fit_members(const ImageInfo& info, std::vector<Member>& members, const std::string& what);
+// Throws CheckpointError: `what`'s member `member` has the wrong checksum.
+[[noreturn]] void throw_checksum_mismatch(const std::string& what, const std::string& member);
 // Hash every member's bytes in the image against the table.
 void verify_payload(const ImageInfo& info, const std::byte* image, const std::string& what);
 // Verify and copy every member back into the application (one pass for
-// host members; device members through `staging`'s pinned buffers, copied
-// and checked there, then on to the device; from a pinned image, checked
-// there and sent from there). Throws CheckpointError on a checksum mismatch.
+// host members; device members through `staging`'s pinned buffers, or from
+// a pinned image straight, to the device, checked there by the device when
+// their checksum is mix64 (the bytes are then in the member when a mismatch
+// is found), else on the host first). Throws CheckpointError on a checksum
+// mismatch.
 void unpack_image(const ImageInfo& info, const std::byte* image, std::vector<Member>& members,
                   const std::string& what, DeviceStaging* staging = nullptr, bool image_pinned = false);
 

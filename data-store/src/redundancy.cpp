@@ -321,8 +321,8 @@ void DataStore::Impl::finish_pull(const detail::Pull& pull, Slot& s, const std::
     if (members[i].host || members[i].from_host) continue;
     const auto& rec = info.members[i];
     const std::byte* src = s.own.data() + info.payload_offset + rec.offset;
-    if (detail::hash_bytes(src, rec.bytes) != rec.hash)
-      FX_THROW(CheckpointError, fmt::format("{}: checksum mismatch in member '{}'", what, rec.name));
+    if (detail::hash_bytes(rec.hash_kind, src, rec.bytes) != rec.hash)
+      detail::throw_checksum_mismatch(what, rec.name);
     members[i].load(src);
   }
   s.sequence = info.sequence;

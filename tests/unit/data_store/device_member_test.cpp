@@ -7,6 +7,7 @@
 #include <fx/data_store/store.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <utility>
@@ -130,14 +131,19 @@ TEST(DeviceMember, ImageRoundTripThroughPinnedStagingIsBitIdentical) {
 // fx::resizable on a device View: the extents at the commit travel with the
 // image; the restore reallocates the View (in device memory) before the
 // pinned copy goes to it.
-TEST(DeviceMember, ResizableViewComesBackAtTheCommittedExtent) {
-  using Atoms = Kokkos::View<double* [3]>;
-  Atoms x("atoms", 11);
+using Atoms = Kokkos::View<double* [3]>;
+// (Not in the test's body: nvcc takes no device lambda in a private member function.)
+void fill(const Atoms& x) {
   Kokkos::parallel_for(
-      "fill", 11, KOKKOS_LAMBDA(const int i) {
+      "fill", static_cast<int>(x.extent(0)), KOKKOS_LAMBDA(const int i) {
         for (int c = 0; c < 3; ++c) x(i, c) = 0.5 * i + c;
       });
   Kokkos::fence();
+}
+
+TEST(DeviceMember, ResizableViewComesBackAtTheCommittedExtent) {
+  Atoms x("atoms", 11);
+  fill(x);
   auto shape = [&x] { return std::vector<std::size_t>{x.extent(0), 3}; };
   auto reshape = [&x](const std::vector<std::size_t>& e) { fx::detail::reshape_view(x, e, "atoms"); };
   std::vector<fx::Member> members{kOnDevice
@@ -158,16 +164,61 @@ TEST(DeviceMember, ResizableViewComesBackAtTheCommittedExtent) {
   EXPECT_TRUE(same_bits(x, want));
 }
 
-TEST(DeviceMember, DamagedBytesAreRefusedBeforeTheyReachTheDevice) {
+// A device member's checksum (mix64) is taken on the device once its bytes
+// are there: a damaged member is found and named after the copy. One with
+// an XXH3 checksum (an image a host build wrote) is checked on the host
+// before it goes to the device.
+TEST(DeviceMember, DamagedBytesAreRefused) {
   fx::detail::DeviceStaging staging;
   State a(2.0);
   Packed p = pack(a, staging);
-  p.image.data()[p.info.payload_offset + p.info.members[0].offset + 17] ^= std::byte{0x40};
+  const std::size_t at = p.info.payload_offset + p.info.members[0].offset + 17;
+  p.image.data()[at] ^= std::byte{0x40};
   State b(5.0);
+  try {
+    fx::detail::unpack_image(p.info, p.image.data(), b.members, "copy of rank 2", &staging);
+    ADD_FAILURE() << "no CheckpointError";
+  } catch (const fx::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("copy of rank 2: checksum mismatch in member 'field'"),
+              std::string::npos)
+        << e.what();
+  }
+  p.image.data()[at] ^= std::byte{0x40};
+  auto& field = p.info.members[0];
+  field.hash_kind = fx::detail::HashKind::xxh3;
+  field.hash = fx::detail::hash_bytes(p.image.data() + p.info.payload_offset + field.offset, field.bytes);
+  fx::detail::write_header(p.info, p.image.data());
+  p.image.data()[at] ^= std::byte{0x40};
+  State c(5.0);
   const State untouched(5.0);
-  EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), b.members, "x", &staging),
+  EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), c.members, "x", &staging),
                fx::CheckpointError);
-  EXPECT_TRUE(same_bits(b.field, untouched.field));  // the first member failed its check: not loaded
+  EXPECT_TRUE(same_bits(c.field, untouched.field));  // failed its check on the host: not loaded
+}
+
+// Every device member's checksum is a reduction on the store's instance,
+// at the commit and at the restore (Kokkos' tool hooks count them); an
+// image packed without staging (through save()) has the same checksums,
+// taken on the host.
+std::vector<std::string> reductions;
+void record_reduce(const char* name, std::uint32_t, std::uint64_t*) { reductions.emplace_back(name); }
+
+TEST(DeviceMember, TheDeviceTakesTheChecksums) {
+  fx::detail::DeviceStaging staging;
+  State a(6.0);
+  reductions.clear();
+  Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(&record_reduce);
+  const Packed p = pack(a, staging);
+  const auto at_commit = std::count(reductions.begin(), reductions.end(), "fx_checksum");
+  State b(0.0);
+  fx::detail::unpack_image(p.info, p.image.data(), b.members, "device image", &staging);
+  const auto at_restore = std::count(reductions.begin(), reductions.end(), "fx_checksum") - at_commit;
+  Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
+  EXPECT_EQ(at_commit, 2);
+  EXPECT_EQ(at_restore, 2);
+  for (const auto& r : p.info.members) EXPECT_EQ(r.hash_kind, fx::detail::HashKind::mix64) << r.name;
+  fx::detail::verify_payload(p.info, p.image.data(), "device image");  // the host's mix64 agrees
+  EXPECT_TRUE(same_bits(a.field, b.field));
 }
 
 // An asynchronous commit's during_next_step member: a device snapshot is

@@ -199,5 +199,27 @@ TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
   EXPECT_THROW(h5().read_rank_file_as_written(w.dir, w.manifest, 2, image), fx::CheckpointError);
 }
 
+// A device member's checksum (mix64) is written under its kind's name and
+// read back with its kind (the registered member's is not assumed); host
+// members keep XXH3.
+TEST(Hdf5File, EachMemberKeepsItsChecksumKind) {
+  TmpDir tmp;
+  State a(5);
+  using Grid = Kokkos::View<float**, Kokkos::LayoutLeft>;
+  const Grid grid("grid", 3, 4);
+  Kokkos::deep_copy(grid, a.grid);
+  a.members[2] = fx::detail::staged_member("grid", grid, [grid]() -> const Grid& { return grid; });
+  ASSERT_TRUE(a.members[2].device_bytes);
+  const Written w = write(tmp.path(), a, 40, 0, 1);
+  Buffer image;
+  State b(0);
+  const ImageInfo info = h5().read_rank_file(w.dir, w.manifest, 0, b.members, image);
+  EXPECT_EQ(info.members[0].hash_kind, fx::detail::HashKind::xxh3);
+  EXPECT_EQ(info.members[2].hash_kind, fx::detail::HashKind::mix64);
+  fx::detail::verify_payload(info, image.data(), "x");
+  fx::detail::unpack_image(info, image.data(), b.members, "x");
+  EXPECT_EQ(b.grid(2, 3), 5.0f);
+}
+
 }  // namespace
 #endif

@@ -145,6 +145,54 @@ TEST(Image, OtherMembersAreIncompatible) {
   EXPECT_THROW(fx::detail::fit_members(p.info, c.members, "x"), fx::CheckpointError);
 }
 
+// Format 1 (before each member record named its checksum's kind: all
+// XXH3), as node-local storage may hold from an earlier fx, is still read;
+// a later format is refused by number.
+TEST(Image, FormatOneImagesAreStillRead) {
+  State a(4.0);
+  const Packed p = pack(a, 40);
+  fx::detail::Buffer old(p.image.size());
+  std::memcpy(old.data(), p.image.data(), p.image.size());
+  const std::byte* img = p.image.data();
+  std::vector<std::byte> table;  // format 2's, less each record's kind byte
+  std::size_t at = 72;
+  const auto take = [&](std::size_t k) {
+    table.insert(table.end(), img + at, img + at + k);
+    at += k;
+  };
+  const auto u32 = [&] {
+    std::uint32_t v;
+    std::memcpy(&v, img + at, 4);
+    return v;
+  };
+  for (std::size_t m = 0; m < p.info.members.size(); ++m) {
+    for (int str = 0; str < 3; ++str) take(4 + u32());  // name, type, layout
+    take(4 + 8 * std::size_t{u32()} + 24);              // extents, offset, bytes, hash
+    at += 1;
+  }
+  const auto set = [&](std::size_t where, auto v) { std::memcpy(old.data() + where, &v, sizeof v); };
+  set(8, std::uint32_t{1});
+  set(56, std::uint64_t{table.size()});
+  set(64, fx::detail::hash_bytes(table.data(), table.size()));
+  std::memcpy(old.data() + 72, table.data(), table.size());
+  std::memset(old.data() + 72 + table.size(), 0, p.info.payload_offset - 72 - table.size());
+  const ImageInfo back = fx::detail::read_header(old.data(), old.size(), old.size(), "format 1");
+  EXPECT_EQ(back.digest(), p.info.digest());
+  for (const auto& r : back.members) EXPECT_EQ(r.hash_kind, fx::detail::HashKind::xxh3);
+  State b(0.0);
+  fx::detail::unpack_image(back, old.data(), b.members, "format 1");
+  EXPECT_EQ(b.field, a.field);
+  set(8, std::uint32_t{3});
+  try {
+    fx::detail::read_header(old.data(), old.size(), old.size(), "node file");
+    ADD_FAILURE() << "format 3 accepted";
+  } catch (const fx::CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("node file: image format 3 (this build reads 1 and 2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Image, EmptyAndZeroSizedMembers) {
   std::vector<double> empty;
   std::vector<fx::Member> members{fx::make_member("empty", empty)};

@@ -73,6 +73,14 @@ struct Member {
   std::function<void(const DeviceSpace& space, std::byte* out)> snapshot_to_host;
   std::function<void()> reserve_snapshot;
   ///@}
+  /// Optional, beside to_host: where the member's bytes, and its snapshot's,
+  /// lie in memory the DeviceSpace reads (looked up at each use). The store
+  /// then checksums them on the device as it copies them (the mix64 kind):
+  /// no checksum pass over them runs on the host. Empty: the host does.
+  ///@{
+  std::function<const std::byte*()> device_bytes;
+  std::function<const std::byte*()> snapshot_bytes;
+  ///@}
   Snapshot snapshot = Snapshot::at_commit;  ///< when a commit copies it (DataStore::set_snapshot)
   /// Set for a member whose size changes (fx::resizable): its extents now,
   /// read at every commit (which sets `extents` and `bytes` from them),
@@ -210,6 +218,10 @@ Member staged_member(const std::string& name, const V& view, Current current) {
   m.snapshot_to_host = [copy](const DeviceSpace& space, std::byte* out) {
     Kokkos::deep_copy(space, host_alias(*copy, out), *copy);
   };
+  if constexpr (Kokkos::SpaceAccessibility<DeviceSpace, typename V::memory_space>::accessible) {
+    m.device_bytes = [current] { return reinterpret_cast<const std::byte*>(current().data()); };
+    m.snapshot_bytes = [copy] { return reinterpret_cast<const std::byte*>(copy->data()); };
+  }
   m.save = [to = m.to_host](std::byte* out) {
     const DeviceSpace space;
     space.fence();  // the app's kernels that wrote the View
