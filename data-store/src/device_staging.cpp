@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "word_hash.hpp"
@@ -85,6 +86,8 @@ std::byte* DeviceStaging::buffer(std::size_t index, std::size_t bytes) {
 void DeviceStaging::reserve_sums(std::size_t count) {
   if (sums_.extent(0) >= count) return;
   if (space_) space_->fence();  // a sum may still be in flight
+  // Doubled: members are registered one by one, and outgrown arrays are kept.
+  count = std::max({count, 2 * sums_.extent(0), std::size_t{16}});
   const std::size_t bytes = count * sizeof(std::uint64_t);
   sums_host_.push_back({allocate_pinned_bytes(bytes, "fx_checksums"), bytes});
   sums_ = Kokkos::View<std::uint64_t*, DeviceSpace::memory_space>("fx_checksums", count);

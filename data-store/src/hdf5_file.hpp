@@ -1,7 +1,8 @@
 #pragma once
 // One rank's HDF5 checkpoint file (in the plugin libfx_hdf5.so: the data
 // store calls these through load_hdf5_plugin(), hdf5_plugin.hpp): a dataset per member with its type,
-// layout, extents, size and XXH3 checksum as attributes; the file carries
+// layout, extents, size and checksum (named after its kind: xxh3 or mix64)
+// as attributes; the file carries
 // the format version, iteration, sequence, rank, rank count and member names.
 #include <fx/data_store/member.hpp>
 
