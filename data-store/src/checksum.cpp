@@ -60,19 +60,18 @@ __attribute__((target("avx2"))) __m256i mul64(__m256i a, __m256i b) {
 }
 
 __attribute__((target("avx2"))) __m256i mix64x4(__m256i x) {
-  x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), _mm256_set1_epi64x(lane(0xbf58476d1ce4e5b9ull)));
-  x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), _mm256_set1_epi64x(lane(0x94d049bb133111ebull)));
+  x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 30)), _mm256_set1_epi64x(lane(kMixMul1)));
+  x = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 27)), _mm256_set1_epi64x(lane(kMixMul2)));
   return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
 }
 
 // The sum of the terms of `words` whole words at `u`, the first word `first`.
 __attribute__((target("avx2"))) std::uint64_t word_sum_avx2(const unsigned char* u, std::size_t words,
                                                             std::uint64_t first) {
-  constexpr std::uint64_t g = 0x9e3779b97f4a7c15ull;  // word_term's key step
   std::uint64_t keys[4];
-  for (std::uint64_t k = 0; k < 4; ++k) keys[k] = (first + k + 1) * g;
+  for (std::uint64_t k = 0; k < 4; ++k) keys[k] = (first + k + 1) * kWordKeyStep;
   __m256i key = _mm256_set_epi64x(lane(keys[3]), lane(keys[2]), lane(keys[1]), lane(keys[0]));
-  const __m256i step = _mm256_set1_epi64x(lane(4 * g));
+  const __m256i step = _mm256_set1_epi64x(lane(4 * kWordKeyStep));
   __m256i sum = _mm256_setzero_si256();
   for (std::size_t i = 0; i + 4 <= words; i += 4) {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 8 * i));

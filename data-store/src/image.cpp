@@ -57,7 +57,6 @@ class Reader {
     at_ += len;
     return s;
   }
-  std::size_t position() const { return at_; }
 
  private:
   void need(std::size_t k) {

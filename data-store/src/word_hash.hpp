@@ -13,14 +13,20 @@
 
 namespace fx::detail {
 
+// splitmix64's multipliers and the key's step per word (checksum.cpp's
+// AVX2 pass uses them too).
+constexpr std::uint64_t kMixMul1 = 0xbf58476d1ce4e5b9ull;
+constexpr std::uint64_t kMixMul2 = 0x94d049bb133111ebull;
+constexpr std::uint64_t kWordKeyStep = 0x9e3779b97f4a7c15ull;
+
 KOKKOS_INLINE_FUNCTION constexpr std::uint64_t mix64(std::uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x = (x ^ (x >> 30)) * kMixMul1;
+  x = (x ^ (x >> 27)) * kMixMul2;
   return x ^ (x >> 31);
 }
 
 KOKKOS_INLINE_FUNCTION constexpr std::uint64_t word_term(std::uint64_t word, std::uint64_t index) {
-  return mix64(word ^ ((index + 1) * 0x9e3779b97f4a7c15ull));
+  return mix64(word ^ ((index + 1) * kWordKeyStep));
 }
 
 // Word `index` of the `n` bytes at `p`: one load where it is whole and
