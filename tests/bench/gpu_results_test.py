@@ -3,6 +3,7 @@
 (issue 43, item 5): on the committed bench/results/gpu.yaml (the H200 run of
 2026-11-27) and on small made-up results. Standard library + PyYAML only."""
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,29 @@ class MadeUp(unittest.TestCase):
                 "stencil_overhead": [{"pairs": 1, "fx_over_baseline": {"median": 1.5}}]}
         judged = gpu_results.judge(data)
         self.assertEqual(judged["checks"]["overhead"], {"verdict": "failed", "code": 1})
+
+    def test_minife_overhead_is_read_and_judged_apart_from_the_stencils(self):
+        # gpu_check.sh writes PREFIX_base_PAIR.out and PREFIX_fx_EVERY_PAIR.out;
+        # the stencil's prefix is a suffix of minife's and must not take its files.
+        logs = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, logs)
+        def write(name, solve):
+            with open(os.path.join(logs, name), "w") as f:
+                f.write(f"timing: solve_s = {solve}\n")
+        for pair in range(1, 6):
+            write(f"overhead_base_{pair}.out", 8.0)
+            write(f"overhead_fx_100_{pair}.out", 8.08)
+            write(f"minife_overhead_base_{pair}.out", 5.0)
+            write(f"minife_overhead_fx_1100_{pair}.out", 5.25)
+        stencil, minife = gpu_results.overhead(logs, "overhead"), gpu_results.overhead(logs, "minife_overhead")
+        self.assertEqual([(r["checkpoint_every"], r["pairs"]) for r in stencil], [(100, 5)])
+        self.assertEqual([(r["checkpoint_every"], r["pairs"]) for r in minife], [(1100, 5)])
+        data = {"checks": {"overhead": {"verdict": "ok"}, "minife_overhead": {"verdict": "ok"}},
+                "stencil_overhead": stencil, "minife_overhead": minife}
+        gpu_results.judge(data)
+        self.assertEqual(data["checks"]["overhead"], {"verdict": "ok"})  # 1.01
+        self.assertEqual(data["checks"]["minife_overhead"]["verdict"], "missed")  # 1.05
+        self.assertEqual(data["checks"]["minife_overhead"]["missed"], ["[0].target_fx_over_baseline"])
 
     def test_met_must_be_a_boolean(self):
         self.assertEqual(bench_results.bad_targets({"target_x": {"op": "<=", "value": 1, "met": True}}), [])
