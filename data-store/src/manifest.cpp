@@ -211,27 +211,6 @@ std::vector<VersionDir> list_versions(const fs::path& root) {
   return out;
 }
 
-fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
-  fs::path partial;
-  for (const auto& part : root) {
-    partial /= part;
-    if (partial == partial.root_path()) continue;
-    make_dir(partial);
-  }
-  const fs::path dir = root / version_dir_name(iteration);
-  // Something else under a version's name (a file, a link) is not ours to
-  // remove, nor a reason to fail the commit: it goes aside.
-  std::error_code ec;
-  const auto st = fs::symlink_status(dir, ec);
-  if (!ec && fs::exists(st) && !fs::is_directory(st)) {
-    if (const auto to = move_aside(root, dir))
-      log::warn("moved {} aside to {}: not a version directory, in the way of iteration {}", dir.string(),
-                to->string(), iteration);
-  }
-  make_own_dir(dir);
-  return dir;
-}
-
 namespace {
 
 // A name under root/quarantine/ for `path` that nothing holds yet.
@@ -268,11 +247,39 @@ std::optional<fs::path> move_file_aside(const fs::path& aside, const fs::path& p
            fmt::format("cannot move {} aside: no free name in {}", path.string(), aside.string()));
 }
 
-}  // namespace
-
-std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
+// root/quarantine/, made when missing.
+fs::path quarantine_dir(const fs::path& root) {
   const fs::path aside = root / "quarantine";
   make_own_dir(aside);
+  return aside;
+}
+
+}  // namespace
+
+fs::path make_version_dir(const fs::path& root, std::int64_t iteration) {
+  fs::path partial;
+  for (const auto& part : root) {
+    partial /= part;
+    if (partial == partial.root_path()) continue;
+    make_dir(partial);
+  }
+  const fs::path dir = root / version_dir_name(iteration);
+  // Something else under a version's name (a file, a link) is not ours to
+  // remove, nor a reason to fail the commit: it goes aside. Never as a
+  // directory: by now that is the version a rank sharing root has made.
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (!ec && fs::exists(st) && !fs::is_directory(st)) {
+    if (const auto to = move_file_aside(quarantine_dir(root), dir))
+      log::warn("moved {} aside to {}: not a version directory, in the way of iteration {}", dir.string(),
+                to->string(), iteration);
+  }
+  make_own_dir(dir);
+  return dir;
+}
+
+std::optional<fs::path> move_aside(const fs::path& root, const fs::path& path) {
+  const fs::path aside = quarantine_dir(root);
   std::error_code ec;
   const auto st = fs::symlink_status(path, ec);
   if (!fs::exists(st)) return std::nullopt;  // another rank sharing the directory moved it
