@@ -27,7 +27,8 @@ usage: ./fx <command> [args]
   docs [OUT_DIR]        the installed headers' API reference (Doxygen; build/docs/api)
   fuzz [TARGET|all] [SECONDS]   fuzz the readers (libFuzzer, clang; docs/testing.md)
   gpu-prepare KOKKOS_SOURCE   make .gpu/ for a GPU machine without network (docs/gpu.md)
-  gpu-check [--quick]   on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks
+  gpu-check [--quick] [--only|--skip STEPS] [--chaos N]
+                        on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks (docs/gpu.md)
 TXT
 }
 

@@ -53,28 +53,34 @@ chaos=3
 parallel=3
 all_steps=checks,bench,overhead,chaos,big,cpu
 steps=$all_steps
+skip=""
 fresh=1
+usage() { echo "gpu_check: $1 (usage: gpu_check.sh [--quick] [--deadline S] [--chaos N] [--parallel N] [--only|--skip STEPS])" >&2; exit 2; }
 while [ $# -gt 0 ]; do
+  [[ "$1" == --quick ]] || [ -n "${2:-}" ] || usage "$1 expects a value"
   case "$1" in
     --quick) quick=1; shift ;;
-    --deadline) deadline=${2:?}; shift 2 ;;
-    --chaos) chaos=${2:?}; shift 2 ;;
-    --parallel) parallel=${2:?}; shift 2 ;;
-    --only) steps=${2:?}; fresh=0; shift 2 ;;
-    --skip) steps=$(tr , '\n' <<<"$all_steps" | grep -vxF -f <(tr , '\n' <<<"${2:?}") | paste -sd,); shift 2 ;;
-    *) echo "gpu_check: unknown argument '$1'" >&2; exit 2 ;;
+    --deadline) deadline=$2; shift 2 ;;
+    --chaos) chaos=$2; shift 2 ;;
+    --parallel) parallel=$2; shift 2 ;;
+    --only) steps=$2; fresh=0; shift 2 ;;
+    --skip) skip=$2; shift 2 ;;
+    *) usage "unknown argument '$1'" ;;
   esac
 done
-for step in ${steps//,/ }; do
-  [[ ",$all_steps," == *",$step,"* ]] || { echo "gpu_check: unknown step '$step' (steps: $all_steps)" >&2; exit 2; }
+for step in ${steps//,/ } ${skip//,/ }; do
+  [[ ",$all_steps," == *",$step,"* ]] || usage "unknown step '$step' (steps: $all_steps)"
 done
+[ -n "$skip" ] && steps=$(tr , '\n' <<<"$steps" | grep -vxF -f <(tr , '\n' <<<"$skip") | paste -sd,)
 for n in "$deadline" "$chaos" "$parallel"; do
-  [[ "$n" =~ ^[0-9]+$ ]] || { echo "gpu_check: expected a whole number, got '$n'" >&2; exit 2; }
+  [[ "$n" =~ ^[0-9]+$ ]] || usage "expected a whole number, got '$n'"
 done
 want() { [[ ",$steps," == *",$1,"* ]]; }
 logs=$work/logs
 results=$work/results
 [ "$fresh" -eq 1 ] && rm -rf "$logs" "$results"
+[ "$fresh" -eq 0 ] && ! compgen -G "$results/*.status" >/dev/null &&
+  echo "gpu-check: --only, but no earlier call's results in $results: gpu.yaml will hold this call's alone"
 mkdir -p "$work" "$logs" "$results"
 t_start=$(date +%s)
 failed=0
@@ -289,7 +295,12 @@ run_checks() {
 # The chaos series: seeded kill runs of each mini-app at 4+2 with device
 # Views, the levels in turn: memory (one rank killed), node-local and HDF5
 # (a rank and its buddy together, so no memory copy is left); the seed
-# draws the iteration and the rank. Each answer bitwise against the app's
+# draws the rank and the iteration, in the second half of an interval
+# between memory commits (the e2e YAML's every): right after a commit its
+# buddy exchange and lower-level write are still in flight, the two kills
+# then land in different recoveries or before any version is complete
+# (seen in the dry run with two series at once on 2 cores); not the first
+# interval, whose write also takes the static members (minife's matrix). Each answer bitwise against the app's
 # failure-free GPU baseline (run once per app), each restore from the
 # level meant; --parallel runs at once (answers do not depend on timing).
 chaos_ref() {  # app
@@ -298,10 +309,12 @@ chaos_ref() {  # app
     >"$work/cases/chaos_ref_$1.out"
 }
 chaos_run() {  # app seed
-  local app=$1 seed=$2 first last  # after the first commit, before the end
-  case $app in stencil) first=15 last=110 ;; minife) first=8 last=45 ;; *) first=25 last=90 ;; esac
+  local app=$1 seed=$2 last every  # last: a kill before the run's end
+  case $app in stencil) last=110 ;; minife) last=50 ;; *) last=90 ;; esac
+  every=$(sed -n 's/^ *every: *//p' "$e2e/$app.yaml" | head -1)
   RANDOM=$seed
-  local at=$((first + RANDOM % (last - first))) rank=$((RANDOM % 4)) name=chaos_${app}_$seed
+  local k=$((2 + RANDOM % ((last - every) / every - 1)))  # not the first: its write holds the static members
+  local at=$((k * every + every / 2 + RANDOM % ((every + 1) / 2))) rank=$((RANDOM % 4)) name=chaos_${app}_$seed
   local level inject args=() from
   level=$(echo memory node hdf5 | cut -d' ' -f$((seed % 3 + 1)))
   inject="$rank@$at|$(((rank + 1) % 4))@$at"
@@ -327,9 +340,9 @@ run_chaos() {
       # Job control again in the subshell: check's limit ends a process group.
       (set -m; check "chaos_${app}_$seed" 120 chaos_run "$app" "$seed") &
       running=$((running + 1))
-      [ "$running" -ge "$parallel" ] && { wait -n; running=$((running - 1)); }
+      [ "$running" -ge "$parallel" ] && { wait -n || failed=1; running=$((running - 1)); }
     done
-    wait
+    for (( ; running > 0; running--)); do wait -n || failed=1; done
   done
   # The subshells' verdicts are in their status files.
   ! grep -qs -e '^failed' -e '^skipped' "$results"/chaos_*.status || failed=1
@@ -358,7 +371,6 @@ overhead_rounds() {  # prefix "intervals" baseline-command -- fx-command
   shift 2
   while [ "$1" != -- ]; do base+=("$1"); shift; done
   shift
-  rm -f "$logs/${prefix}"_{base,fx}_*.out  # an earlier call's rounds (--only)
   for pair in $(seq "${FX_GPU_PAIRS:-5}"); do
     "$launch" -n 4 -t 120 -- "${base[@]}" >"$logs/${prefix}_base_$pair.out" || return 1
     for every in $intervals; do
@@ -387,6 +399,7 @@ minife_overhead() {
   "$launch" -n 4 -t 120 -- "${exe}_baseline" "${mgrid[@]}" --max-iterations 100 --tolerance 1e-300 \
     --progress-every 0 >"$probe" || return 1
   t=$(sed -n 's/^timing: iteration_median_s = //p' "$probe")
+  awk -v t="$t" 'BEGIN { exit !(t > 0) }' || { echo "minife_overhead: no iteration time in $probe"; return 1; }
   every=$(awk -v t="$t" -v s="$interval" 'BEGIN { e = int(s / t + 0.5); print (e < 1 ? 1 : e) }')
   iterations=$((6 * every))
   echo "minife_overhead: a CG iteration takes ${t} s: a checkpoint every $every iterations, $iterations in all"
@@ -399,6 +412,7 @@ minife_overhead() {
   [ "$did" = "$iterations" ]
 }
 run_overhead() {
+  rm -f "$logs"/{,minife_}overhead_*.out  # an earlier call's rounds (--only)
   check overhead 300 stencil_overhead
   grep -H 'timing: solve_s' "$logs"/overhead_*.out 2>/dev/null | sed "s|$logs/|    |"
   check minife_overhead 240 minife_overhead
@@ -408,31 +422,36 @@ run_overhead() {
 # Issue 43 item 7: minife at one core per rank, pinned, on this machine's
 # cores (the host build that bench/device/cpu_bench.sh prepare gathered).
 cpu_minife() {
-  "$root/bench/device/cpu_bench.sh" run "$root/.gpu-bin" -r "${FX_CPU_PAIRS:-21}" --shapes "64:4 32:4" \
-    --deadline 240 overhead
+  "$root/bench/device/cpu_bench.sh" run "$root/.gpu-bin" -r "${FX_CPU_PAIRS:-15}" --shapes "64:4 32:4" overhead
+}
+
+# ----------------------------------------------------------------- results
+# gpu.yaml and the logs' tarball (in $OUT) after every step: a call its
+# device time cuts short still brings back what it measured.
+yaml_out=${FX_GPU_YAML:-$root/bench/results/gpu.yaml}
+publish() {
+  local c f
+  for c in "$work"/cases/*/; do
+    for f in app.out ref.results app.results; do cp "$c$f" "$logs/$(basename "$c")_$f" 2>/dev/null; done
+  done
+  python3 "$root/bench/device/gpu_results.py" "$results" "$logs" "$yaml_out" >"$logs/gpu_results.log" 2>&1 ||
+    { echo "gpu-check: gpu_results.py FAILED"; cat "$logs/gpu_results.log"; failed=1; }
+  if [ -n "${OUT:-}" ]; then
+    tar -czf "$OUT/gpu-logs.tar.gz" -C "$work" logs results 2>/dev/null
+    cp "$yaml_out" "$OUT/gpu.yaml" 2>/dev/null
+  fi
+  return 0
 }
 
 # --------------------------------------------------------------------- run
-want checks && run_checks
-if want bench; then bench 1 "$mib"; bench 4 "$mib"; bench 4 "$mib" node; bench 4 "$mib" app; fi
-want overhead && run_overhead
-want chaos && run_chaos
-want big && [ "$quick" -eq 0 ] && { bench 1 4096; bench 4 4096; }
+want checks && { run_checks; publish; }
+want bench && { bench 1 "$mib"; bench 4 "$mib"; bench 4 "$mib" node; bench 4 "$mib" app; publish; }
+want overhead && { run_overhead; publish; }
+want chaos && { run_chaos; publish; }
+want big && [ "$quick" -eq 0 ] && { bench 1 4096; bench 4 4096; publish; }
 if want cpu; then
-  if [ -d "$root/.gpu-bin/build" ]; then check cpu_minife 300 cpu_minife
+  if [ -d "$root/.gpu-bin/build" ]; then check cpu_minife 300 cpu_minife; publish
   else echo "gpu-check: cpu_minife skipped (no .gpu-bin here: bench/device/cpu_bench.sh prepare makes it)"; fi
-fi
-for c in "$work"/cases/*/; do
-  for f in app.out ref.results app.results; do cp "$c$f" "$logs/$(basename "$c")_$f" 2>/dev/null; done
-done
-
-# ----------------------------------------------------------------- results
-yaml_out=${FX_GPU_YAML:-$root/bench/results/gpu.yaml}
-python3 "$root/bench/device/gpu_results.py" "$results" "$logs" "$yaml_out" \
-  >"$logs/gpu_results.log" 2>&1 || { echo "gpu-check: gpu_results.py FAILED"; cat "$logs/gpu_results.log"; failed=1; }
-if [ -n "${OUT:-}" ]; then
-  tar -czf "$OUT/gpu-logs.tar.gz" -C "$work" logs results 2>/dev/null
-  cp "$yaml_out" "$OUT/gpu.yaml" 2>/dev/null
 fi
 echo "gpu-check: $( [ "$failed" -eq 0 ] && echo "all checks passed" || echo "some checks FAILED") in $(($(date +%s) - t_start)) s"
 exit "$failed"

@@ -170,8 +170,7 @@ TEST(Manifest, RacingRanksKeepTheVersionOneOfThemMade) {
     std::vector<std::thread> ranks;
     for (int r = 0; r < kRanks; ++r) {
       ranks.emplace_back([&, r] {
-        for (ready.fetch_add(1); ready.load() < kRanks;) {
-        }
+        for (ready.fetch_add(1); ready.load() < kRanks;) std::this_thread::yield();
         try {
           const fs::path dir = fx::detail::make_version_dir(root, 15);
           std::ofstream(dir / fx::detail::rank_file_name(r)) << r;
@@ -186,6 +185,13 @@ TEST(Manifest, RacingRanksKeepTheVersionOneOfThemMade) {
       ASSERT_TRUE(fs::exists(root / fx::detail::version_dir_name(15) / fx::detail::rank_file_name(r)))
           << "round " << round << ": rank " << r << "'s image is not in its version";
     }
+    // Aside: the file (by one name or more), never a version.
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(root / "quarantine")) {
+      ASSERT_FALSE(e.is_directory()) << "round " << round << ": " << e.path() << " is a version moved aside";
+      ++files;
+    }
+    ASSERT_GE(files, 1) << "round " << round;
   }
 }
 
