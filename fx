@@ -26,7 +26,8 @@ usage: ./fx <command> [args]
   plot REPORT [PNG]     render a run report's timeline as a PNG
   docs [OUT_DIR]        the installed headers' API reference (Doxygen; build/docs/api)
   fuzz [TARGET|all] [SECONDS]   fuzz the readers (libFuzzer, clang; docs/testing.md)
-  gpu-prepare KOKKOS_SOURCE   make .gpu/ for a GPU machine without network (docs/gpu.md)
+  gpu-prepare KOKKOS_SOURCE | --build CUDA_BUILD
+                        make .gpu/ for a GPU machine without network (docs/gpu.md)
   gpu-check [--quick] [--only|--skip STEPS] [--chaos N]
                         on a GPU machine: build Kokkos+CUDA and fx, run the GPU checks (docs/gpu.md)
 TXT

@@ -134,8 +134,9 @@ check() {
 
 # ------------------------------------------------------------------ facts
 command -v nvcc >/dev/null || { echo "gpu_check: nvcc not found (CUDA's compiler is needed)" >&2; exit 2; }
-[ -d "$dir/kokkos" ] && [ -d "$dir/debs" ] && [ -d "$dir/wheels" ] ||
-  { echo "gpu_check: '$dir' is not a prepared folder (run scripts/gpu_prepare.sh KOKKOS_SOURCE first)" >&2; exit 2; }
+{ [ -d "$dir/kokkos" ] || [ -d "$dir/build" ] || [ -n "${FX_GPU_BUILD_DIR:-}" ]; } && [ -d "$dir/debs" ] &&
+  [ -d "$dir/wheels" ] ||
+  { echo "gpu_check: '$dir' is not a prepared folder (run scripts/gpu_prepare.sh first)" >&2; exit 2; }
 gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)
 cap=$(echo "$gpu" | awk -F', ' '{print $4}')
 case "$cap" in
@@ -183,9 +184,17 @@ build_kokkos() {
     -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX="$kokkos" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
     cmake --build "$work/kokkos-build" -j "$jobs" --target install
 }
+# The programs: built here, or carried (scripts/gpu_prepare.sh --build: DIR/build
+# and the libraries they load in DIR/lib), or FX_GPU_BUILD_DIR's.
+if [ -z "${FX_GPU_BUILD_DIR:-}" ] && [ -d "$dir/build" ]; then
+  # Their run paths name this machine's folders: Open MPI from the wheel.
+  export FX_GPU_BUILD_DIR=$dir/build LD_LIBRARY_PATH=$dir/lib:$venv/lib:$LD_LIBRARY_PATH
+  export FX_HDF5_PLUGIN=$dir/build/lib/fx/libfx_hdf5.so  # its built-in paths are this machine's
+  echo "gpu-check: the programs carried in $dir/build (built with Kokkos $(cat "$dir/build/kokkos_version"))"
+fi
 build=${FX_GPU_BUILD_DIR:-$work/build}
-targets=(data_store_device data_store_mpi_test stencil stencil_baseline minife minife_baseline md md_baseline
-  device_bench)
+targets=()
+for p in "${gpu_programs[@]}"; do targets+=("$(basename "$p")"); done
 build_fx() {
   rm -rf "$build"
   local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DKokkos_ROOT="$kokkos"
@@ -208,7 +217,10 @@ if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi
 export FX_BUILD_DIR=$build
-if [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it found
+if [ -f "$build/kokkos_version" ]; then  # carried
+  kokkos_version=$(cat "$build/kokkos_version")
+  echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
+elif [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it found
   kokkos_version=$(sed -n 's/^Kokkos_DIR:PATH=\(.*\)/\1/p' "$build/CMakeCache.txt" | xargs -I{} sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' {}/KokkosConfigVersion.cmake 2>/dev/null | head -1)
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi

