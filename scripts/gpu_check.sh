@@ -38,7 +38,8 @@
 # overhead at one core per rank, bench/device/cpu_bench.sh, when its
 # folder .gpu-bin was prepared). --only adds to the results of an earlier
 # call (a device session's second call, docs/gpu.md); otherwise they start
-# afresh. The builds are skipped when an earlier call left them.
+# afresh. The builds are skipped when an earlier call left them, or when
+# scripts/gpu_prepare.sh --build carried the programs (DIR/build).
 # --quick: small sizes only (a dry run of every step). Steps that would
 # start after --deadline seconds (default 540) are skipped and say so.
 set -uo pipefail
@@ -57,16 +58,19 @@ skip=""
 fresh=1
 usage() { echo "gpu_check: $1 (usage: gpu_check.sh [--quick] [--deadline S] [--chaos N] [--parallel N] [--only|--skip STEPS])" >&2; exit 2; }
 while [ $# -gt 0 ]; do
-  [[ "$1" == --quick ]] || [ -n "${2:-}" ] || usage "$1 expects a value"
   case "$1" in
-    --quick) quick=1; shift ;;
-    --deadline) deadline=$2; shift 2 ;;
-    --chaos) chaos=$2; shift 2 ;;
-    --parallel) parallel=$2; shift 2 ;;
-    --only) steps=$2; fresh=0; shift 2 ;;
-    --skip) skip=$2; shift 2 ;;
+    --quick) quick=1; shift; continue ;;
+    --deadline | --chaos | --parallel | --only | --skip) [ -n "${2:-}" ] || usage "$1 expects a value" ;;
     *) usage "unknown argument '$1'" ;;
   esac
+  case "$1" in
+    --deadline) deadline=$2 ;;
+    --chaos) chaos=$2 ;;
+    --parallel) parallel=$2 ;;
+    --only) steps=$2 fresh=0 ;;
+    --skip) skip=$2 ;;
+  esac
+  shift 2
 done
 for step in ${steps//,/ } ${skip//,/ }; do
   [[ ",$all_steps," == *",$step,"* ]] || usage "unknown step '$step' (steps: $all_steps)"
