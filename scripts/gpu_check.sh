@@ -217,7 +217,7 @@ elif [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
   check build 420 build_fx  # on: the targets that built still run
 fi
 if [ -z "${FX_GPU_BUILD_DIR:-}" ]; then
-  kokkos_version=$(sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' "$kokkos"/lib*/cmake/Kokkos/KokkosConfigVersion.cmake | head -1)
+  for f in "$kokkos"/lib*/cmake/Kokkos; do kokkos_version=$(kokkos_version "$f"); done
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi
 export FX_BUILD_DIR=$build
@@ -225,7 +225,7 @@ if [ -f "$build/kokkos_version" ]; then  # carried
   kokkos_version=$(cat "$build/kokkos_version")
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 elif [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it found
-  kokkos_version=$(sed -n 's/^Kokkos_DIR:PATH=\(.*\)/\1/p' "$build/CMakeCache.txt" | xargs -I{} sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' {}/KokkosConfigVersion.cmake 2>/dev/null | head -1)
+  kokkos_version=$(kokkos_version "$(sed -n 's/^Kokkos_DIR:PATH=//p' "$build/CMakeCache.txt")")
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi
 

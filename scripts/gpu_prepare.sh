@@ -53,7 +53,7 @@ if [ -n "$carry" ]; then
   [ -f "$carry/$plugin" ] && mkdir -p "$dir/build/lib/fx" && cp "$carry/$plugin" "$dir/build/$plugin"
   # The Kokkos the programs were built with, for gpu.yaml.
   kokkos_dir=$(sed -n 's/^Kokkos_DIR:PATH=//p' "$carry/CMakeCache.txt")
-  sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' "$kokkos_dir/KokkosConfigVersion.cmake" >"$dir/build/kokkos_version"
+  kokkos_version "$kokkos_dir" >"$dir/build/kokkos_version"
   du -sh "$dir"
   exit 0
 fi

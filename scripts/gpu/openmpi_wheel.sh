@@ -56,3 +56,8 @@ gather_programs() {
     grep -v -e "$FX_VENV" -e '/lib\(c\|m\|dl\|pthread\|rt\|util\|z\|stdc++\|gcc_s\)\.so' |
     xargs -r cp -L -t "$dest/lib"
 }
+
+#   kokkos_version CMAKE_DIR   (the folder holding KokkosConfigVersion.cmake)
+kokkos_version() {
+  sed -n 's/.*set(PACKAGE_VERSION "\([0-9.]*\)".*/\1/p' "$1/KokkosConfigVersion.cmake" 2>/dev/null | head -1
+}
