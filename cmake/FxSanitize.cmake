@@ -7,7 +7,10 @@ if(FX_SANITIZE)
   if(NOT FX_SANITIZE MATCHES "^(address,undefined|undefined,address|address|undefined|thread)$")
     message(FATAL_ERROR "FX_SANITIZE='${FX_SANITIZE}': expected address,undefined or thread")
   endif()
-  add_compile_options(-fsanitize=${FX_SANITIZE} -fno-omit-frame-pointer -g)
+  # A report needs file:line in every frame: line tables (-g1) where the
+  # build type has no debug information of its own.
+  add_compile_options(-fsanitize=${FX_SANITIZE} -fno-omit-frame-pointer
+                      $<$<NOT:$<OR:$<CONFIG:Debug>,$<CONFIG:RelWithDebInfo>>>:-g1>)
   add_link_options(-fsanitize=${FX_SANITIZE})
   if(FX_SANITIZE MATCHES "undefined")
     # A report stops the rank (a test sees it) and is also kept in the log directory.

@@ -19,9 +19,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "config_schema.hpp"
+#include <unistd.h>  // environ
 
-extern char** environ;
+#include "config_schema.hpp"
 
 namespace fx {
 namespace {

@@ -21,7 +21,7 @@ using fx::detail::Manifest;
 const fx::detail::Hdf5Api& h5() { return fx::detail::load_hdf5_plugin(); }
 
 // A rank's state with a recognisable byte pattern to find in the file.
-struct State {
+struct RankState {
   std::vector<std::uint8_t> pattern = std::vector<std::uint8_t>(4096);
   std::vector<double> field = std::vector<double>(300);
   Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace> grid{"grid", 3, 4};
@@ -32,7 +32,7 @@ struct State {
   std::vector<Pair> pairs = std::vector<Pair>(5);
   std::vector<fx::Member> members;
 
-  explicit State(int seed) {
+  explicit RankState(int seed) {
     for (std::size_t i = 0; i < pattern.size(); ++i)
       pattern[i] = static_cast<std::uint8_t>((i * 7 + 3) % 251);
     std::iota(field.begin(), field.end(), seed);
@@ -48,7 +48,7 @@ struct Written {
   Manifest manifest;
 };
 
-Written write(const fs::path& root, const State& s, std::int64_t it, int rank, int size) {
+Written write(const fs::path& root, const RankState& s, std::int64_t it, int rank, int size) {
   ImageInfo info = fx::detail::layout_image(s.members, it, 2, rank, size);
   Buffer image(info.total_bytes);
   fx::detail::pack_image(s.members, info, image.data());
@@ -86,7 +86,7 @@ void spit(const fs::path& p, const std::vector<char>& bytes) {
 
 TEST(Hdf5File, RoundTripWithAttributes) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   const Written w = write(tmp.path(), a, 40, 1, 3);
   const fs::path file = w.dir / "rank-000001.h5";
   ASSERT_TRUE(fs::exists(file));
@@ -96,7 +96,7 @@ TEST(Hdf5File, RoundTripWithAttributes) {
   EXPECT_EQ(st.st_mode & S_IWOTH, 0u);
   EXPECT_EQ(st.st_mode & S_IROTH, 0u);
 
-  State b(0);
+  RankState b(0);
   Buffer image;
   const ImageInfo info = h5().read_rank_file(w.dir, w.manifest, 1, b.members, image);
   EXPECT_EQ(info.iteration, 40);
@@ -111,7 +111,7 @@ TEST(Hdf5File, RoundTripWithAttributes) {
 
 TEST(Hdf5File, CorruptedDatasetIsDetected) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   const Written w = write(tmp.path(), a, 40, 0, 1);
   const fs::path file = w.dir / "rank-000000.h5";
   auto bytes = slurp(file);
@@ -120,67 +120,67 @@ TEST(Hdf5File, CorruptedDatasetIsDetected) {
   ASSERT_NE(at, bytes.end());
   at[1000] ^= 0x40;  // same size, one bit flipped inside the dataset
   spit(file, bytes);
-  const std::string e = read_error(w, 0, State(0).members);
+  const std::string e = read_error(w, 0, RankState(0).members);
   EXPECT_NE(e.find(file.string()), std::string::npos) << e;
   EXPECT_NE(e.find("checksum mismatch in dataset 'pattern'"), std::string::npos) << e;
 }
 
 TEST(Hdf5File, TruncatedFileIsDetected) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   Written w = write(tmp.path(), a, 40, 0, 1);
   const fs::path file = w.dir / "rank-000000.h5";
   fs::resize_file(file, fs::file_size(file) / 2);
-  std::string e = read_error(w, 0, State(0).members);
+  std::string e = read_error(w, 0, RankState(0).members);
   EXPECT_NE(e.find(file.string()), std::string::npos) << e;
   EXPECT_NE(e.find("the manifest says"), std::string::npos) << e;
   // Even when the manifest agrees with the truncated size, HDF5 or the checksums notice.
   w.manifest.files[0].bytes = fs::file_size(file);
-  e = read_error(w, 0, State(0).members);
+  e = read_error(w, 0, RankState(0).members);
   EXPECT_NE(e.find(file.string()), std::string::npos) << e;
 }
 
 TEST(Hdf5File, MissingFileIsDetected) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   const Written w = write(tmp.path(), a, 40, 0, 1);
   fs::remove(w.dir / "rank-000000.h5");
-  const std::string e = read_error(w, 0, State(0).members);
+  const std::string e = read_error(w, 0, RankState(0).members);
   EXPECT_NE(e.find("rank-000000.h5: rank file is missing"), std::string::npos) << e;
 }
 
 TEST(Hdf5File, GarbageFileIsDetected) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   const Written w = write(tmp.path(), a, 40, 0, 1);
   const fs::path file = w.dir / "rank-000000.h5";
   spit(file, std::vector<char>(fs::file_size(file), 'x'));
-  EXPECT_NE(read_error(w, 0, State(0).members).find("not a readable HDF5 file"), std::string::npos);
+  EXPECT_NE(read_error(w, 0, RankState(0).members).find("not a readable HDF5 file"), std::string::npos);
 }
 
 TEST(Hdf5File, OtherMembersOrOtherVersionAreRejected) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   Written w = write(tmp.path(), a, 40, 0, 1);
-  State other(0);
+  RankState other(0);
   other.members.pop_back();
   EXPECT_NE(read_error(w, 0, other.members).find("the application registered"), std::string::npos);
   std::vector<double> wrong(301);
-  State resized(0);
+  RankState resized(0);
   resized.members[1] = fx::make_member("a/b%field", wrong);
   EXPECT_NE(read_error(w, 0, resized.members).find("dataset 'a/b%field'"), std::string::npos);
   w.manifest.files[0].checksum ^= 1;
-  EXPECT_NE(read_error(w, 0, State(0).members).find("differ from the manifest"), std::string::npos);
+  EXPECT_NE(read_error(w, 0, RankState(0).members).find("differ from the manifest"), std::string::npos);
   w.manifest.files[0].checksum ^= 1;
   w.manifest.iteration = 41;
-  EXPECT_NE(read_error(w, 0, State(0).members).find("holds iteration 40"), std::string::npos);
+  EXPECT_NE(read_error(w, 0, RankState(0).members).find("holds iteration 40"), std::string::npos);
 }
 
 // After a shrink the registered members differ (other extents): the file's
 // own table describes the image, checked against the manifest all the same.
 TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
   TmpDir tmp;
-  State a(7);
+  RankState a(7);
   Written w = write(tmp.path(), a, 40, 2, 4);
   Buffer image;
   const ImageInfo info = h5().read_rank_file_as_written(w.dir, w.manifest, 2, image);
@@ -204,7 +204,7 @@ TEST(Hdf5File, ReadAsWrittenTakesTheTableFromTheFile) {
 // members keep XXH3.
 TEST(Hdf5File, EachMemberKeepsItsChecksumKind) {
   TmpDir tmp;
-  State a(5);
+  RankState a(5);
   using Grid = Kokkos::View<float**, Kokkos::LayoutLeft>;
   const Grid grid("grid", 3, 4);
   Kokkos::deep_copy(grid, a.grid);
@@ -212,7 +212,7 @@ TEST(Hdf5File, EachMemberKeepsItsChecksumKind) {
   ASSERT_TRUE(a.members[2].device_bytes);
   const Written w = write(tmp.path(), a, 40, 0, 1);
   Buffer image;
-  State b(0);
+  RankState b(0);
   const ImageInfo info = h5().read_rank_file(w.dir, w.manifest, 0, b.members, image);
   EXPECT_EQ(info.members[0].hash_kind, fx::detail::HashKind::xxh3);
   EXPECT_EQ(info.members[2].hash_kind, fx::detail::HashKind::mix64);

@@ -12,14 +12,14 @@
 
 namespace {
 
-struct Packed {
+struct PackedMembers {
   fx::detail::ImageInfo info;
   fx::detail::Buffer image;
 };
 
-Packed pack(std::vector<fx::Member>& members) {
+PackedMembers pack(std::vector<fx::Member>& members) {
   for (auto& m : members) fx::detail::refresh(m);  // as commit() does
-  Packed p;
+  PackedMembers p;
   p.info = fx::detail::layout_image(members, 20, 1, 0, 1);
   p.image.reset(p.info.total_bytes);
   fx::detail::pack_image(members, p.info, p.image.data());
@@ -31,7 +31,7 @@ TEST(Resizable, VectorComesBackAtTheCommittedSize) {
   std::iota(v.begin(), v.end(), 100);
   std::vector<fx::Member> members{fx::make_member("v", fx::resizable(v))};
   v.resize(13, 7);  // grows after registration: the commit takes 13
-  const Packed p = pack(members);
+  const PackedMembers p = pack(members);
   EXPECT_EQ(p.info.members[0].extents, std::vector<std::uint64_t>{13});
   EXPECT_EQ(p.info.members[0].bytes, 13 * sizeof(std::int64_t));
   const auto want = v;
@@ -46,7 +46,7 @@ TEST(Resizable, ViewKeepsItsLabelAndFixedExtent) {
   for (int i = 0; i < 5; ++i)
     for (int c = 0; c < 3; ++c) x(i, c) = 10.0 * i + c;
   std::vector<fx::Member> members{fx::make_member("x", fx::resizable(x))};
-  const Packed p = pack(members);
+  const PackedMembers p = pack(members);
   EXPECT_EQ(p.info.members[0].extents, (std::vector<std::uint64_t>{5, 3}));
   x = Kokkos::View<double* [3], Kokkos::HostSpace>("other", 2);
   fx::detail::unpack_image(p.info, p.image.data(), members, "test");
@@ -76,10 +76,10 @@ TEST(Resizable, EmptyAndBack) {
   Kokkos::View<int*, Kokkos::HostSpace> w("w", 0);
   std::vector<fx::Member> members{fx::make_member("v", fx::resizable(v)),
                                   fx::make_member("w", fx::resizable(w))};
-  const Packed empty = pack(members);
+  const PackedMembers empty = pack(members);
   v.assign(9, 1.5f);
   w = Kokkos::View<int*, Kokkos::HostSpace>("w", 4);
-  const Packed full = pack(members);
+  const PackedMembers full = pack(members);
   fx::detail::unpack_image(empty.info, empty.image.data(), members, "empty");
   EXPECT_TRUE(v.empty());
   EXPECT_EQ(w.extent(0), 0u);
@@ -92,7 +92,7 @@ TEST(Resizable, EmptyAndBack) {
 TEST(Resizable, AnotherTypeIsRejected) {
   std::vector<double> a(4, 2.0);
   std::vector<fx::Member> members{fx::make_member("a", fx::resizable(a))};
-  const Packed p = pack(members);
+  const PackedMembers p = pack(members);
   std::vector<float> b(2);
   std::vector<fx::Member> other{fx::make_member("a", fx::resizable(b))};
   EXPECT_THROW(fx::detail::unpack_image(p.info, p.image.data(), other, "test"), fx::CheckpointError);

@@ -6,7 +6,7 @@ namespace {
 
 using fx::detail::SlotSummary;
 
-SlotSummary slot(std::int64_t it, int size, int own, int held) {
+SlotSummary prior_slot(std::int64_t it, int size, int own, int held) {
   SlotSummary s;
   s.iteration = it;
   s.sequence = it / 5;
@@ -25,7 +25,7 @@ std::vector<std::vector<SlotSummary>> survivors(int old, const std::vector<int>&
   std::vector<std::vector<SlotSummary>> inv;
   for (const int r : alive) {
     inv.emplace_back();
-    for (const auto it : its) inv.back().push_back(slot(it, old, r, (r + old - 1) % old));
+    for (const auto it : its) inv.back().push_back(prior_slot(it, old, r, (r + old - 1) % old));
   }
   return inv;
 }
@@ -52,7 +52,7 @@ TEST(PriorPlan, NewestCompleteVersionWins) {
   // Iteration 15 was being committed when the failure hit: only rank 0 has
   // its own image of it.
   auto inv = survivors(4, {0, 2, 3}, {5, 10});
-  inv[0].push_back(slot(15, 4, 0, -1));
+  inv[0].push_back(prior_slot(15, 4, 0, -1));
   const auto plan = fx::detail::plan_prior(inv);
   EXPECT_EQ(plan.iteration, 10);
   ASSERT_EQ(plan.lost.size(), 1u);
@@ -75,7 +75,7 @@ TEST(PriorPlan, RankAndBuddyLostNamesThem) {
 std::vector<std::vector<SlotSummary>> parity_survivors(int old, const std::vector<int>& alive) {
   std::vector<std::vector<SlotSummary>> inv;
   for (const int r : alive) {
-    SlotSummary s = slot(10, old, r, -1);
+    SlotSummary s = prior_slot(10, old, r, -1);
     s.parity = 1;
     s.stripe = 3072;
     inv.push_back({s});
