@@ -296,10 +296,15 @@ startup_watch() {
   # A plain MPI program (a baseline, a benchmark) writes no marks: not watched.
   [ "$fx_program" -eq 1 ] || return 0
   local now=$EPOCHSECONDS
+  # The processes first, the marks after: a drop seen here then happened
+  # before the marks were counted. (The other way round, on a loaded
+  # machine, the ranks once passed MPI_Init, ran and lost a rank to a kill
+  # between the two counts: a job that had started was ended as lost in
+  # start-up, "0 of 6 had returned from MPI_Init", twice in full suites.)
+  count_live
   startup_count
   if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
   [ -s "$status_file" ] && return 0   # a verdict was written: not a hang
-  count_live
   [ "$live" -ne "$last_live" ] && { last_live=$live; live_since=$now; }
   [ "$live" -gt "$peak" ] && peak=$live
   # A drop, or fewer local ranks than launched for 3 s (one that died
@@ -308,6 +313,8 @@ startup_watch() {
      { [ "$live" -lt "$local_ranks" ] && [ $((now - live_since)) -ge 3 ]; }; then
     sleep 0.5   # a process that exits on purpose writes its verdict first
     [ -s "$status_file" ] && return 0
+    startup_count   # a spare's mark may come last
+    if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
     startup_lost="a process died during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
   elif [ $((now - startup_t0)) -ge "$startup_timeout" ]; then
     startup_lost="MPI start-up did not complete within ${startup_timeout}s (FX_STARTUP_TIMEOUT; $ups of $total had returned from MPI_Init): a process was lost or never started"
