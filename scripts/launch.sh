@@ -279,6 +279,12 @@ startup_count() {
   for f in "$status_file".up.*; do [[ "$f" =~ \.up\.[0-9]+$ ]] && [ -e "$f" ] && ups=$((ups + 1)); done
   return 0
 }
+# started: every mark is there (sets ups and, when so, started).
+startup_complete() {
+  startup_count
+  [ "$ups" -ge "$total" ] && started=1
+  [ "$started" -eq 1 ]
+}
 # live: mpiexec's children on this host that are not zombies.
 count_live() {
   local st
@@ -302,8 +308,7 @@ startup_watch() {
   # between the two counts: a job that had started was ended as lost in
   # start-up, "0 of 6 had returned from MPI_Init", twice in full suites.)
   count_live
-  startup_count
-  if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
+  startup_complete && return 0
   [ -s "$status_file" ] && return 0   # a verdict was written: not a hang
   [ "$live" -ne "$last_live" ] && { last_live=$live; live_since=$now; }
   [ "$live" -gt "$peak" ] && peak=$live
@@ -313,8 +318,7 @@ startup_watch() {
      { [ "$live" -lt "$local_ranks" ] && [ $((now - live_since)) -ge 3 ]; }; then
     sleep 0.5   # a process that exits on purpose writes its verdict first
     [ -s "$status_file" ] && return 0
-    startup_count   # a spare's mark may come last
-    if [ "$ups" -ge "$total" ]; then started=1; return 0; fi
+    startup_complete && return 0   # a spare's mark may come last
     startup_lost="a process died during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
   elif [ $((now - startup_t0)) -ge "$startup_timeout" ]; then
     startup_lost="MPI start-up did not complete within ${startup_timeout}s (FX_STARTUP_TIMEOUT; $ups of $total had returned from MPI_Init): a process was lost or never started"
