@@ -279,11 +279,11 @@ startup_count() {
   for f in "$status_file".up.*; do [[ "$f" =~ \.up\.[0-9]+$ ]] && [ -e "$f" ] && ups=$((ups + 1)); done
   return 0
 }
-# started: every mark is there (sets ups and, when so, started).
+# Every mark is there: sets started (ups is set either way).
 startup_complete() {
   startup_count
-  [ "$ups" -ge "$total" ] && started=1
-  [ "$started" -eq 1 ]
+  [ "$ups" -ge "$total" ] || return 1
+  started=1
 }
 # live: mpiexec's children on this host that are not zombies.
 count_live() {
