@@ -195,10 +195,16 @@ if [ -z "${FX_GPU_BUILD_DIR:-}" ] && [ -d "$dir/build" ]; then
   export FX_GPU_BUILD_DIR=$dir/build LD_LIBRARY_PATH=$dir/lib:$venv/lib:$LD_LIBRARY_PATH
   export FX_HDF5_PLUGIN=$dir/build/lib/fx/libfx_hdf5.so  # its built-in paths are this machine's
   echo "gpu-check: the programs carried in $dir/build (built with Kokkos $(cat "$dir/build/kokkos_version"))"
+  # Results of programs built from other sources are not this tree's: said, and the verdict fails.
+  if stale=$(carried_sources_check "$dir" "$root"); then
+    echo "sources: '$(cat "$dir/build/source_digest")'" >>"$results/facts.txt"
+  else
+    echo "gpu-check: $stale; the verdict will be failed"
+    echo "sources: 'stale'" >>"$results/facts.txt"
+    failed=1
+  fi
 fi
 build=${FX_GPU_BUILD_DIR:-$work/build}
-targets=()
-for p in "${gpu_programs[@]}"; do targets+=("$(basename "$p")"); done
 build_fx() {
   rm -rf "$build"
   local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" -DKokkos_ROOT="$kokkos"
@@ -207,7 +213,7 @@ build_fx() {
   cmake -S "$root" -B "$build" "${args[@]}" ${FX_GPU_CMAKE_ARGS:-} ||
     { echo "gpu_check: configuring again without the HDF5 level"; rm -rf "$build"
       cmake -S "$root" -B "$build" "${args[@]}" -DFX_ENABLE_HDF5=OFF ${FX_GPU_CMAKE_ARGS:-}; } &&
-    cmake --build "$build" -j "$jobs" --target "${targets[@]}" -- -k  # a failing target stops no other
+    cmake --build "$build" -j "$jobs" --target "${gpu_programs[@]##*/}" -- -k  # a failing target stops no other
 }
 # A second call (--only) keeps what the first built.
 if [ -z "${FX_GPU_BUILD_DIR:-}" ] && [ "$fresh" -eq 0 ] && [ -x "$build/miniapps/stencil/stencil" ]; then

@@ -67,6 +67,8 @@ run() {
   export LD_LIBRARY_PATH=$venv/lib:$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONPATH=$dir/py
   echo "cpu_bench: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), load $(cut -d' ' -f1-3 /proc/loadavg)"
   local step rc=0
+  # Figures of programs built from other sources are not this tree's: said, and the exit fails.
+  carried_sources_check "$dir" "$root" | sed 's/^/cpu_bench: /' || rc=1
   for step in "${steps[@]}"; do
     if [ $(($(date +%s) - t0)) -ge "$deadline" ]; then
       echo "cpu_bench: $step skipped (the ${deadline} s deadline has passed)"; rc=1; continue
