@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The device compile checks (./fx test's cuda_compile and hip_compile; issue
-# 43): Kokkos 4.6.01 with a GPU backend (scripts/kokkos4.sh,
-# FX_KOKKOS4_BACKEND=cuda|hip), then fx compiled against it: the library
-# with the data store's device staging on a stream of its own, the device
-# benchmark and the three mini-apps. Compiling needs no GPU; nothing runs.
+# The device compile checks (./fx test's cuda_compile, hip_compile and
+# sycl_compile; issue 43): Kokkos 4.6.01 with a GPU backend
+# (scripts/kokkos4.sh, FX_KOKKOS4_BACKEND=cuda|hip|sycl), then fx compiled
+# against it: the library with the data store's device staging on a stream
+# of its own, the device benchmark and the three mini-apps. Compiling needs
+# no GPU; nothing runs.
 #   cuda: nvcc through Kokkos' nvcc_wrapper, for an NVIDIA H100/H200 (sm_90)
 #   hip:  hipcc, for an AMD MI200 (gfx90a)
+#   sycl: no SYCL compiler can be had here: Debian's clang in its SYCL host
+#         mode, against oneAPI's SYCL headers (scripts/sycl_host_compile.py):
+#         the sources with SYCL code of fx's own or kernels, host code only,
+#         no device code; the main build's flags (FX_BUILD_DIR)
 # Exit 77 (ctest: skipped) with one line when the compiler is not there.
 #
-#   scripts/device_compile_check.sh cuda|hip [BUILD_DIR]   (default build-<backend>)
+#   scripts/device_compile_check.sh cuda|hip|sycl [BUILD_DIR]   (default build-<backend>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 backend=${1:-}
@@ -16,7 +21,9 @@ build=${2:-$root/build-$backend}
 case $backend in
   cuda) compiler=nvcc arch=sm_90 stream=cudaStreamCreateWithFlags install="the CUDA toolkit" ;;
   hip) compiler=hipcc arch=gfx90a stream=hipStreamCreateWithFlags install="Debian: apt install hipcc" ;;
-  *) echo "device_compile_check: the backend is '$backend'; expected cuda or hip" >&2; exit 2 ;;
+  sycl) compiler=${FX_SYCL_HOST_CXX:-clang++-14} arch=intel_gpu_pvc install="Debian: apt install clang-14"
+    stream="sycl::_V1::queue::queue(sycl::_V1::context const&, sycl::_V1::device const&" ;;
+  *) echo "device_compile_check: the backend is '$backend'; expected cuda, hip or sycl" >&2; exit 2 ;;
 esac
 check=${backend}_check
 if ! command -v "$compiler" >/dev/null; then
@@ -29,6 +36,24 @@ start=$SECONDS
 kokkos=$(FX_KOKKOS4_BACKEND=$backend "$root/scripts/kokkos4.sh")
 log=$build/$check.log
 mkdir -p "$build"
+if [ "$backend" = sycl ]; then
+  # The sources with SYCL code of fx's own (the staging's queue, the device
+  # choice) or kernels (the data store's checksum, the programs').
+  sources=(data-store/src/device_staging.cpp framework/src/device_session.cpp
+    tests/unit/framework/device_map_test.cpp miniapps/stencil/stencil.cpp miniapps/minife/minife.cpp
+    miniapps/md/md.cpp bench/device/device_bench.cpp)
+  echo "$check: ${#sources[@]} sources with Kokkos $kokkos (sycl, $arch), $compiler in SYCL host mode," \
+    "the flags of $FX_BUILD_DIR"
+  rc=0
+  python3 "$root/scripts/sycl_host_compile.py" "$FX_BUILD_DIR" "$kokkos" "$build" "${sources[@]}" >"$log" 2>&1 || rc=$?
+  cat "$log"
+  [ "$rc" -eq 0 ] || { echo "$check: compile failed"; exit 1; }
+  symbols=$(nm -C "$build/data-store_src_device_staging.cpp.o")
+  grep -q "$stream" <<<"$symbols" ||
+    { echo "$check: device_staging.cpp makes no sycl::queue of its own (no $stream)"; exit 1; }
+  echo "$check: ${#sources[@]} sources compiled for sycl (host code) in $((SECONDS - start)) s"
+  exit 0
+fi
 if [ "$backend" = cuda ]; then
   cxx=$kokkos/bin/nvcc_wrapper
   version=$(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')

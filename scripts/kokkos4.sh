@@ -9,7 +9,12 @@
 #                       nvcc for an NVIDIA H100/H200 (sm_90), the source
 #                       adapted to CUDA 13 (scripts/gpu/kokkos-4.6.01-cuda13.patch);
 #                       hip: the HIP backend compiled by hipcc for an AMD
-#                       MI200 (gfx90a). cuda and hip: scripts/device_compile_check.sh
+#                       MI200 (gfx90a); sycl: the SYCL backend for an Intel
+#                       PVC GPU, configured, not built (no SYCL compiler
+#                       here), with oneAPI's SYCL headers from PyPI's
+#                       intel-sycl-rt (prefix/sycl/include): the source and
+#                       configured tree stay in the prefix for a host-pass
+#                       compile. cuda, hip, sycl: scripts/device_compile_check.sh
 #   FX_KOKKOS4_PREFIX   where it goes (default .deps/kokkos-4.6.01-<backend>)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,10 +27,35 @@ case $backend in
   openmp) flags=(-DKokkos_ENABLE_OPENMP=ON) ;;
   cuda) flags=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_HOPPER90=ON) ;;  # the compiler: its nvcc_wrapper, below
   hip) flags=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON -DKokkos_ENABLE_ROCTHRUST=OFF -DCMAKE_CXX_COMPILER=hipcc) ;;
-  *) echo "fx setup --kokkos 4: FX_KOKKOS4_BACKEND is '$backend'; expected openmp, cuda or hip" >&2; exit 2 ;;
+  sycl) flags=(-DKokkos_ENABLE_SYCL=ON -DKokkos_ARCH_INTEL_PVC=ON -DKokkos_ENABLE_ONEDPL=OFF) ;;
+  *) echo "fx setup --kokkos 4: FX_KOKKOS4_BACKEND is '$backend'; expected openmp, cuda, hip or sycl" >&2; exit 2 ;;
 esac
 prefix=${FX_KOKKOS4_PREFIX:-$root/.deps/kokkos-$version-$backend}
 stamp=$prefix/.fx-kokkos-$sha256
+
+# SYCL: oneAPI's SYCL headers (the 2025.1 release: Kokkos 4.6 names
+# sycl::ext::intel::device_ptr, which 2026 removed) from PyPI's runtime
+# wheel, which has no compiler; Kokkos configured with Debian's clang (its
+# generated headers), the source and the configured tree kept.
+sycl_rt=2025.1.1
+configure_sycl() {  # WORK (the source extracted there)
+  mkdir -p "$prefix/sycl"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$1" "intel-sycl-rt==$sycl_rt" >&2 ||
+    { echo "fx setup --kokkos 4: cannot download intel-sycl-rt==$sycl_rt from PyPI" >&2; exit 1; }
+  python3 - "$1"/intel_sycl_rt-*.whl "$prefix/sycl" <<'PY'
+import sys, zipfile
+top = "intel_sycl_rt-" + sys.argv[1].split("intel_sycl_rt-")[1].split("-")[0] + ".data/data/"
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for m in z.infolist():
+        if m.filename.startswith(top + "include/"):
+            m.filename = m.filename[len(top):]
+            z.extract(m, sys.argv[2])
+PY
+  mv "$1/kokkos-$version" "$prefix/source"
+  cmake -S "$prefix/source" -B "$prefix/build" -DCMAKE_CXX_COMPILER="${FX_SYCL_HOST_CXX:-clang++-14}" \
+    -DCMAKE_CXX_STANDARD=17 "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_FLAGS="-isystem $prefix/sycl/include" \
+    >"$prefix/configure.log" 2>&1 || { tail -n 30 "$prefix/configure.log" >&2; exit 1; }
+}
 
 if [ -f "$stamp" ]; then
   echo "$prefix"
@@ -43,13 +73,19 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/fx-kokkos4.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS
-echo "fx setup --kokkos 4: building Kokkos $version ($backend, Serial) into $prefix" >&2
+echo "fx setup --kokkos 4: $([ "$backend" = sycl ] && echo configuring || echo building) Kokkos $version ($backend, Serial) into $prefix" >&2
 tar -xzf "$src" -C "$work"
 if [ "$backend" = cuda ]; then
   patch -s -d "$work/kokkos-$version" -p1 <"$root/scripts/gpu/kokkos-$version-cuda13.patch"
   flags+=(-DCMAKE_CXX_COMPILER="$work/kokkos-$version/bin/nvcc_wrapper")
 fi
 rm -rf "$prefix"
+if [ "$backend" = sycl ]; then
+  configure_sycl "$work"
+  touch "$stamp"
+  echo "$prefix"
+  exit 0
+fi
 cmake -S "$work/kokkos-$version" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 \
   "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_TESTS=OFF \
   -DKokkos_ENABLE_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$prefix" >"$work/configure.log" 2>&1 ||
