@@ -7,10 +7,10 @@
 # no GPU; nothing runs.
 #   cuda: nvcc through Kokkos' nvcc_wrapper, for an NVIDIA H100/H200 (sm_90)
 #   hip:  hipcc, for an AMD MI200 (gfx90a)
-#   sycl: no SYCL compiler can be had here: Debian's clang in its SYCL host
-#         mode, against oneAPI's SYCL headers (scripts/sycl_host_compile.py):
-#         the sources with SYCL code of fx's own or kernels, host code only,
-#         no device code; the main build's flags (FX_BUILD_DIR)
+#   sycl: no SYCL compiler can be had here: Debian's clang (FX_SYCL_HOST_CXX,
+#         default clang++-14) in its SYCL host mode, against oneAPI's SYCL
+#         headers (scripts/sycl_host_compile.py): the sources below, host
+#         code only, no device code; the main build's flags (FX_BUILD_DIR)
 # Exit 77 (ctest: skipped) with one line when the compiler is not there.
 #
 #   scripts/device_compile_check.sh cuda|hip|sycl [BUILD_DIR]   (default build-<backend>)
@@ -33,22 +33,25 @@ fi
 # shellcheck source=scripts/env.sh
 source "$root/scripts/env.sh"  # the venv's Open MPI (ULFM)
 start=$SECONDS
-kokkos=$(FX_KOKKOS4_BACKEND=$backend "$root/scripts/kokkos4.sh")
+kokkos=$(FX_KOKKOS4_BACKEND=$backend FX_SYCL_HOST_CXX=$compiler "$root/scripts/kokkos4.sh")
 log=$build/$check.log
 mkdir -p "$build"
 if [ "$backend" = sycl ]; then
-  # The sources with SYCL code of fx's own (the staging's queue, the device
-  # choice) or kernels (the data store's checksum, the programs').
+  # fx's own SYCL code (the staging's queue and checksum kernel, the device
+  # choice and its test) and the GPU programs' kernels (the device-member
+  # test, the mini-apps, whose baselines share their kernels' headers, and
+  # the device benchmark).
   sources=(data-store/src/device_staging.cpp framework/src/device_session.cpp
-    tests/unit/framework/device_map_test.cpp miniapps/stencil/stencil.cpp miniapps/minife/minife.cpp
-    miniapps/md/md.cpp bench/device/device_bench.cpp)
+    tests/unit/framework/device_map_test.cpp tests/unit/data_store/device_member_test.cpp
+    miniapps/stencil/stencil.cpp miniapps/minife/minife.cpp miniapps/md/md.cpp bench/device/device_bench.cpp)
   echo "$check: ${#sources[@]} sources with Kokkos $kokkos (sycl, $arch), $compiler in SYCL host mode," \
     "the flags of $FX_BUILD_DIR"
   rc=0
-  python3 "$root/scripts/sycl_host_compile.py" "$FX_BUILD_DIR" "$kokkos" "$build" "${sources[@]}" >"$log" 2>&1 || rc=$?
+  python3 "$root/scripts/sycl_host_compile.py" "$compiler" "$FX_BUILD_DIR" "$kokkos" "$build" "${sources[@]}" \
+    >"$log" 2>&1 || rc=$?
   cat "$log"
   [ "$rc" -eq 0 ] || { echo "$check: compile failed"; exit 1; }
-  symbols=$(nm -C "$build/data-store_src_device_staging.cpp.o")
+  symbols=$(nm -C "$build/data-store/src/device_staging.cpp.o")
   grep -q "$stream" <<<"$symbols" ||
     { echo "$check: device_staging.cpp makes no sycl::queue of its own (no $stream)"; exit 1; }
   echo "$check: ${#sources[@]} sources compiled for sycl (host code) in $((SECONDS - start)) s"

@@ -12,10 +12,13 @@
 #                       MI200 (gfx90a); sycl: the SYCL backend for an Intel
 #                       PVC GPU, configured, not built (no SYCL compiler
 #                       here), with oneAPI's SYCL headers from PyPI's
-#                       intel-sycl-rt (prefix/sycl/include): the source and
-#                       configured tree stay in the prefix for a host-pass
-#                       compile. cuda, hip, sycl: scripts/device_compile_check.sh
+#                       intel-sycl-rt: the source and configured tree stay
+#                       in the prefix, whose include_dirs lists the
+#                       directories a host-pass compile needs. cuda, hip,
+#                       sycl: scripts/device_compile_check.sh
 #   FX_KOKKOS4_PREFIX   where it goes (default .deps/kokkos-4.6.01-<backend>)
+#   FX_SYCL_HOST_CXX    sycl: the clang that configures it (required; the
+#                       device check sets it)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=4.6.01
@@ -38,10 +41,16 @@ stamp=$prefix/.fx-kokkos-$sha256
 # wheel, which has no compiler; Kokkos configured with Debian's clang (its
 # generated headers), the source and the configured tree kept.
 sycl_rt=2025.1.1
+if [ "$backend" = sycl ]; then
+  sycl_cxx=${FX_SYCL_HOST_CXX:?fx setup --kokkos 4: sycl needs FX_SYCL_HOST_CXX, the clang to configure with}
+  stamp=$stamp-sycl-rt-$sycl_rt-${sycl_cxx##*/}  # another header release or clang: configured again
+fi
 configure_sycl() {  # WORK (the source extracted there)
   mkdir -p "$prefix/sycl"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$1" "intel-sycl-rt==$sycl_rt" >&2 ||
-    { echo "fx setup --kokkos 4: cannot download intel-sycl-rt==$sycl_rt from PyPI" >&2; exit 1; }
+  # The venv's pip (./fx setup's): Debian's python3 may have none.
+  "${FX_VENV:-$root/.venv}/bin/python3" -m pip download -q --no-deps --only-binary=:all: -d "$1" \
+    "intel-sycl-rt==$sycl_rt" >&2 ||
+    { echo "fx setup --kokkos 4: pip could not download intel-sycl-rt==$sycl_rt from PyPI (above)" >&2; exit 1; }
   python3 - "$1"/intel_sycl_rt-*.whl "$prefix/sycl" <<'PY'
 import sys, zipfile
 top = "intel_sycl_rt-" + sys.argv[1].split("intel_sycl_rt-")[1].split("-")[0] + ".data/data/"
@@ -51,10 +60,16 @@ with zipfile.ZipFile(sys.argv[1]) as z:
             m.filename = m.filename[len(top):]
             z.extract(m, sys.argv[2])
 PY
+  [ -f "$prefix/sycl/include/sycl/sycl.hpp" ] ||
+    { echo "fx setup --kokkos 4: intel-sycl-rt==$sycl_rt's wheel has no include/sycl/sycl.hpp" >&2; exit 1; }
   mv "$1/kokkos-$version" "$prefix/source"
-  cmake -S "$prefix/source" -B "$prefix/build" -DCMAKE_CXX_COMPILER="${FX_SYCL_HOST_CXX:-clang++-14}" \
-    -DCMAKE_CXX_STANDARD=17 "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_FLAGS="-isystem $prefix/sycl/include" \
+  cmake -S "$prefix/source" -B "$prefix/build" -DCMAKE_CXX_COMPILER="$sycl_cxx" -DCMAKE_CXX_STANDARD=17 \
+    "${flags[@]}" -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_FLAGS="-isystem $prefix/sycl/include" \
     >"$prefix/configure.log" 2>&1 || { tail -n 30 "$prefix/configure.log" >&2; exit 1; }
+  # What a source including Kokkos_Core.hpp needs (Kokkos' own build's include path, and SYCL's).
+  printf '%s\n' "$prefix/build/core/src" "$prefix/source/core/src" "$prefix/build" \
+    "$prefix/source/tpls/desul/include" "$prefix/source/tpls/mdspan/include" "$prefix/sycl/include" \
+    >"$prefix/include_dirs"
 }
 
 if [ -f "$stamp" ]; then

@@ -5,15 +5,17 @@ No SYCL compiler can be had here (Debian has none; PyPI's intel-sycl-rt
 brings oneAPI's SYCL headers and runtime, not its compiler), and Kokkos'
 SYCL targets carry -fsycl, which only a SYCL compiler takes. So each source
 is compiled with its own flags from the main build's
-compile_commands.json, Kokkos 3.4's include directory replaced by Kokkos
-4.6.01 configured with SYCL (scripts/kokkos4.sh, FX_KOKKOS4_BACKEND=sycl),
-in clang's SYCL host mode (-fsycl-is-host: the host half of what a SYCL
-compiler does; it defines SYCL_LANGUAGE_VERSION). The host code, SYCL calls
-and Kokkos' SYCL kernel launches are type-checked and compiled to objects;
-no device code is generated.
+compile_commands.json (the first entry of a source two targets compile;
+no -Werror: warnings in fx's files are shown), Kokkos 3.4's include
+directory replaced by Kokkos 4.6.01 configured with SYCL
+(scripts/kokkos4.sh, FX_KOKKOS4_BACKEND=sycl: its include_dirs), in clang's
+SYCL host mode (-fsycl-is-host: the host half of what a SYCL compiler does;
+it defines SYCL_LANGUAGE_VERSION). The host code, SYCL calls and Kokkos'
+SYCL kernel launches are type-checked and compiled to objects, at
+OUT_DIR/SOURCE.o; no device code is generated.
 
-usage: sycl_host_compile.py BUILD_DIR KOKKOS_PREFIX OUT_DIR SOURCE...
-environment: FX_SYCL_HOST_CXX (default clang++-14), FX_JOBS (default nproc)
+usage: sycl_host_compile.py CXX BUILD_DIR KOKKOS_PREFIX OUT_DIR SOURCE...
+environment: FX_JOBS (default: the cores this process may use)
 """
 
 import concurrent.futures
@@ -28,9 +30,8 @@ HOST_MODE = ["-Xclang", "-fsycl-is-host", "-sycl-std=2020", "-DSYCL_DISABLE_FSYC
 
 
 def kokkos_includes(prefix):
-    dirs = ["build/core/src", "source/core/src", "build", "source/tpls/desul/include",
-            "source/tpls/mdspan/include", "sycl/include"]
-    return [f"-isystem{os.path.join(prefix, d)}" for d in dirs]
+    with open(os.path.join(prefix, "include_dirs")) as f:
+        return [f"-isystem{line.strip()}" for line in f if line.strip()]
 
 
 def host_flags(command):
@@ -45,16 +46,17 @@ def host_flags(command):
         if a in ("-isystem", "-I") and os.path.exists(os.path.join(args[i + 1], "Kokkos_Core.hpp")):
             i += 2  # the Kokkos this build used (Debian's 3.4)
             continue
-        if not a.startswith("-O"):
+        if not a.startswith("-O") and a != "-Werror":
             flags.append(a)
         i += 1
     return flags
 
 
-def compile_one(entry, prefix, out_dir, cxx):
+def compile_one(entry, includes, out_dir, cxx):
     source = entry["file"]
-    obj = os.path.join(out_dir, os.path.relpath(source, entry["root"]).replace("/", "_") + ".o")
-    cmd = [cxx, *HOST_MODE, *kokkos_includes(prefix), *host_flags(entry["command"]),
+    obj = os.path.join(out_dir, os.path.relpath(source, entry["root"]) + ".o")
+    os.makedirs(os.path.dirname(obj), exist_ok=True)
+    cmd = [cxx, *HOST_MODE, *includes, *host_flags(entry["command"]),
            "-O0", "-Wno-unknown-warning-option", "-c", source, "-o", obj]
     start = time.monotonic()
     run = subprocess.run(cmd, check=False, cwd=entry["directory"], capture_output=True, text=True)
@@ -62,25 +64,29 @@ def compile_one(entry, prefix, out_dir, cxx):
 
 
 def main():
-    if len(sys.argv) < 5:
+    if len(sys.argv) < 6:
         sys.exit(__doc__.strip().splitlines()[-2])
-    build, prefix, out_dir, *sources = sys.argv[1:]
-    prefix, out_dir = os.path.abspath(prefix), os.path.abspath(out_dir)
+    cxx, build, prefix, out_dir, *sources = sys.argv[1:]
+    includes = kokkos_includes(os.path.abspath(prefix))
+    out_dir = os.path.abspath(out_dir)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    cxx = os.environ.get("FX_SYCL_HOST_CXX", "clang++-14")
-    with open(os.path.join(build, "compile_commands.json")) as f:
-        entries = {e["file"]: e for e in json.load(f)}
+    commands = os.path.join(build, "compile_commands.json")
+    if not os.path.exists(commands):
+        sys.exit(f"sycl_host_compile: no {commands} (FX_BUILD_DIR '{build}': configure it first, ./fx build)")
+    entries = {}
+    with open(commands) as f:
+        for e in json.load(f):
+            entries.setdefault(e["file"], e)
     todo = []
     for s in sources:
         path = os.path.join(root, s)
         if path not in entries:
             sys.exit(f"sycl_host_compile: {s} is not in {build}/compile_commands.json (configure with its target)")
         todo.append({**entries[path], "root": root})
-    os.makedirs(out_dir, exist_ok=True)
     failed = 0
-    jobs = int(os.environ.get("FX_JOBS", os.cpu_count() or 1))
+    jobs = int(os.environ.get("FX_JOBS", len(os.sched_getaffinity(0))))
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for source, rc, seconds, err in pool.map(lambda e: compile_one(e, prefix, out_dir, cxx), todo):
+        for source, rc, seconds, err in pool.map(lambda e: compile_one(e, includes, out_dir, cxx), todo):
             name = os.path.relpath(source, root)
             print(f"sycl_host_compile: {name} {'compiled' if rc == 0 else 'FAILED'} ({seconds:.0f} s)")
             fx_lines = [line for line in err.splitlines() if "error" in line or ("warning:" in line and root in line)]

