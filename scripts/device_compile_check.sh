@@ -46,11 +46,8 @@ if [ "$backend" = sycl ]; then
     miniapps/stencil/stencil.cpp miniapps/minife/minife.cpp miniapps/md/md.cpp bench/device/device_bench.cpp)
   echo "$check: ${#sources[@]} sources with Kokkos $kokkos (sycl, $arch), $compiler in SYCL host mode," \
     "the flags of $FX_BUILD_DIR"
-  rc=0
-  python3 "$root/scripts/sycl_host_compile.py" "$compiler" "$FX_BUILD_DIR" "$kokkos" "$build" "${sources[@]}" \
-    >"$log" 2>&1 || rc=$?
-  cat "$log"
-  [ "$rc" -eq 0 ] || { echo "$check: compile failed"; exit 1; }
+  python3 "$root/scripts/sycl_host_compile.py" "$compiler" "$FX_BUILD_DIR" "$kokkos" "$build" "${sources[@]}" 2>&1 |
+    tee "$log" || { echo "$check: compile failed"; exit 1; }
   symbols=$(nm -C "$build/data-store/src/device_staging.cpp.o")
   grep -q "$stream" <<<"$symbols" ||
     { echo "$check: device_staging.cpp makes no sycl::queue of its own (no $stream)"; exit 1; }

@@ -51,14 +51,15 @@ configure_sycl() {  # WORK (the source extracted there)
   "${FX_VENV:-$root/.venv}/bin/python3" -m pip download -q --no-deps --only-binary=:all: -d "$1" \
     "intel-sycl-rt==$sycl_rt" >&2 ||
     { echo "fx setup --kokkos 4: pip could not download intel-sycl-rt==$sycl_rt from PyPI (above)" >&2; exit 1; }
-  python3 - "$1"/intel_sycl_rt-*.whl "$prefix/sycl" <<'PY'
+  # Only its headers: the wheel's data/include becomes prefix/sycl/include.
+  python3 - "$1"/intel_sycl_rt-*.whl "intel_sycl_rt-$sycl_rt.data/data/" "$prefix/sycl" <<'PY'
 import sys, zipfile
-top = "intel_sycl_rt-" + sys.argv[1].split("intel_sycl_rt-")[1].split("-")[0] + ".data/data/"
-with zipfile.ZipFile(sys.argv[1]) as z:
+wheel, top, dest = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
     for m in z.infolist():
         if m.filename.startswith(top + "include/"):
             m.filename = m.filename[len(top):]
-            z.extract(m, sys.argv[2])
+            z.extract(m, dest)
 PY
   [ -f "$prefix/sycl/include/sycl/sycl.hpp" ] ||
     { echo "fx setup --kokkos 4: intel-sycl-rt==$sycl_rt's wheel has no include/sycl/sycl.hpp" >&2; exit 1; }
