@@ -141,7 +141,7 @@ command -v nvcc >/dev/null || { echo "gpu_check: nvcc not found (CUDA's compiler
 { [ -d "$dir/kokkos" ] || [ -d "$dir/build" ] || [ -n "${FX_GPU_BUILD_DIR:-}" ]; } && [ -d "$dir/debs" ] &&
   [ -d "$dir/wheels" ] ||
   { echo "gpu_check: '$dir' is not a prepared folder (run scripts/gpu_prepare.sh first)" >&2; exit 2; }
-gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)
+gpu=$(timeout 30 nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)
 cap=$(echo "$gpu" | awk -F', ' '{print $4}')
 case "$cap" in
   9.0) arch=HOPPER90 ;; 8.0) arch=AMPERE80 ;; 8.6) arch=AMPERE86 ;; 8.9) arch=ADA89 ;;
@@ -235,6 +235,24 @@ elif [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it foun
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi
 
+# The HDF5 level needs fx's plugin and the HDF5 it loads: carried programs
+# bring the plugin, not HDF5 (the machine's own serves), and a build here
+# leaves the level out where the machine has none. Where it is unusable the
+# chaos series draws memory and node-local only, and says so.
+hdf5_plugin=${FX_HDF5_PLUGIN:-$build/lib/fx/libfx_hdf5.so}
+if [ ! -f "$hdf5_plugin" ]; then
+  hdf5_missing="no HDF5 plugin at $hdf5_plugin"
+elif hdf5_missing=$(ldd "$hdf5_plugin" 2>&1 | awk '/not found/ {print $1}' | paste -sd ' ' -) &&
+  [ -n "$hdf5_missing" ]; then
+  hdf5_missing="the plugin's libraries not found: $hdf5_missing"
+fi
+if [ -n "$hdf5_missing" ]; then
+  echo "gpu-check: the HDF5 level is unusable here ($hdf5_missing); the chaos series draws memory and node-local only"
+  echo "hdf5_level: 'unusable: $hdf5_missing'" >>"$results/facts.txt"
+else
+  echo "hdf5_level: 'usable'" >>"$results/facts.txt"
+fi
+
 # ------------------------------------------------------------------ checks
 launch=$root/scripts/launch.sh
 case_=$root/tests/e2e/miniapps/run_case.sh
@@ -253,7 +271,20 @@ kill_case() {  # name np spares inject app [fx args...]
 # spares"): a failure-free 2+2 stencil run sampled with nvidia-smi holds at
 # most 2 GPU contexts (the spares hold none); then a kill: the recruit says
 # it took its predecessor's device, and the answer is the failure-free one.
-gpu_contexts() { nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c . ; }
+# Processes holding a GPU context: nvidia-smi's list, else (a container's
+# PID namespace can hide them from it) the processes with a GPU's device
+# file open, which CUDA keeps from its start in a process to its end.
+gpu_contexts() {
+  local n p
+  n=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
+  if [ "$n" -eq 0 ]; then
+    for p in /proc/[0-9]*/fd; do
+      find "$p" -maxdepth 1 -lname '/dev/nvidia[0-9]*' 2>/dev/null | grep -q . && n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] && echo "by device files" >"$work/contexts_method"
+  fi
+  echo "$n"
+}
 watch_contexts() {  # command...: runs it, prints the most contexts seen
   "$@" &
   local pid=$! most=0 n
@@ -269,13 +300,20 @@ if [ "$quick" -eq 1 ]; then small=(--nx 32 --ny 32 --nz 32 --iterations 300); el
   small=(--nx 256 --ny 256 --nz 256 --iterations 3000); fi
 spare_contexts() {
   command -v nvidia-smi >/dev/null || { echo "spare_contexts: no nvidia-smi here: nothing to count"; return 0; }
+  rm -f "$work/contexts_method"
   local out
   out=$(watch_contexts "$launch" -n 2 -s 2 -t 120 -- "$build/miniapps/stencil/stencil" "${small[@]}" \
     --progress-every 0) || return 1
   echo "$out" | tail -n 5
-  local most
+  local most how="by nvidia-smi"
   most=$(echo "$out" | sed -n 's/^contexts_max: //p')
-  echo "spare_contexts: at most $most processes held a GPU context (2 active ranks, 2 spares)"
+  [ -f "$work/contexts_method" ] && how=$(cat "$work/contexts_method")
+  if [ "${most:-0}" -eq 0 ]; then
+    echo "spare_contexts: no process seen with a GPU context while 2 ranks ran on the GPU (neither nvidia-smi" \
+      "nor the device files show them here): not counted"
+    return 1
+  fi
+  echo "spare_contexts: at most $most processes held a GPU context (2 active ranks, 2 spares; counted $how)"
   [ "${most:-0}" -ge 1 ] && [ "${most:-0}" -le 2 ]
 }
 spare_recruit() {  # one device: the H200 (a host backend takes the list as a simulated one)
@@ -337,8 +375,9 @@ chaos_run() {  # app seed
   RANDOM=$seed
   local k=$((2 + RANDOM % ((last - every) / every - 1)))  # not the first: its write holds the static members
   local at=$((k * every + every / 2 + RANDOM % ((every + 1) / 2))) rank=$((RANDOM % 4)) name=chaos_${app}_$seed
-  local level inject args=() from
-  level=$(echo memory node hdf5 | cut -d' ' -f$((seed % 3 + 1)))
+  local level inject args=() from levels=(memory node hdf5)
+  [ -n "$hdf5_missing" ] && levels=(memory node)
+  level=${levels[seed % ${#levels[@]}]}
   inject="$rank@$at|$(((rank + 1) % 4))@$at"
   case $level in
     memory) inject="$rank@$at" from="memory" ;;

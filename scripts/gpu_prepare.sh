@@ -14,7 +14,7 @@
 # CUDA_BUILD: fx configured with Kokkos' nvcc_wrapper for the GPU's
 # architecture and the GPU check's programs built (docs/gpu.md, "A device
 # session"); they go to DIR/build with the HDF5 plugin, the libraries they
-# load to DIR/lib (the plugin's HDF5 is the GPU machine's own).
+# load to DIR/lib (and HDF5's own libraries, for the plugin).
 # DIR is ignored by git.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +50,15 @@ rm -rf "${dir:?}/kokkos" "${dir:?}/build" "${dir:?}/lib"
 if [ -n "$carry" ]; then
   gather_programs "$carry" "$dir" "${gpu_programs[@]}"
   plugin=lib/fx/libfx_hdf5.so
-  [ -f "$carry/$plugin" ] && mkdir -p "$dir/build/lib/fx" && cp "$carry/$plugin" "$dir/build/$plugin"
+  if [ -f "$carry/$plugin" ]; then
+    mkdir -p "$dir/build/lib/fx" && cp "$carry/$plugin" "$dir/build/$plugin"
+    # HDF5's own libraries (4 MiB), where the GPU machine has none; the
+    # rest it loads (libcurl and its chain, 17 MiB) are common system ones.
+    # gpu_check.sh says which are missing there, and leaves the level out.
+    ldd "$carry/$plugin" | awk '$3 ~ /\/lib(hdf5|sz|aec)[^/]*$/ {print $3}' | xargs -r cp -L -t "$dir/lib"
+  else
+    echo "gpu_prepare: $carry was built without the HDF5 level: the GPU check's chaos series leaves it out"
+  fi
   # The Kokkos the programs were built with, for gpu.yaml.
   kokkos_dir=$(sed -n 's/^Kokkos_DIR:PATH=//p' "$carry/CMakeCache.txt")
   kokkos_version "$kokkos_dir" >"$dir/build/kokkos_version"
