@@ -235,10 +235,11 @@ elif [ -n "${FX_GPU_BUILD_DIR:-}" ]; then  # built elsewhere: the Kokkos it foun
   echo "kokkos: '$kokkos_version'" >>"$results/facts.txt"
 fi
 
-# The HDF5 level needs fx's plugin and the HDF5 it loads: carried programs
-# bring the plugin, not HDF5 (the machine's own serves), and a build here
-# leaves the level out where the machine has none. Where it is unusable the
-# chaos series draws memory and node-local only, and says so.
+# The HDF5 level needs fx's plugin and the libraries it loads: carried
+# programs bring the plugin and HDF5's own (DIR/lib), not HDF5's system
+# ones (libcurl's chain), and a build here leaves the level out where the
+# machine has no HDF5. Where it is unusable the chaos series draws memory
+# and node-local only, and says so.
 hdf5_plugin=${FX_HDF5_PLUGIN:-$build/lib/fx/libfx_hdf5.so}
 if [ ! -f "$hdf5_plugin" ]; then
   hdf5_missing="no HDF5 plugin at $hdf5_plugin"
@@ -273,7 +274,8 @@ kill_case() {  # name np spares inject app [fx args...]
 # it took its predecessor's device, and the answer is the failure-free one.
 # Processes holding a GPU context: nvidia-smi's list, else (a container's
 # PID namespace can hide them from it) the processes with a GPU's device
-# file open, which CUDA keeps from its start in a process to its end.
+# file open; the driver opens it when it initialises, so a process that
+# only initialised CUDA counts too: this can overcount, never undercount.
 gpu_contexts() {
   local n p
   n=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)

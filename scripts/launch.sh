@@ -22,7 +22,8 @@
 # mpiexec --with-ft ulfm returns 0 even when ranks were killed, so fx
 # programs write their verdict to $FX_STATUS_FILE and this script exits
 # with it. Codes (docs/architecture.md): 0 ok, 1 error, 3 survived
-# failures, 4 aborted after failures, 124 time limit, 125 no verdict.
+# failures, 4 aborted after failures, 124 time limit, 125 no verdict,
+# 143 stopped by SIGTERM.
 set -uo pipefail
 # The env.sh beside this script: scripts/env.sh in the repository,
 # <prefix>/libexec/fx/env.sh (this build's MPI on PATH) when installed.
@@ -47,7 +48,7 @@ usage: $name -n N [-s S] [-t SECONDS] [--hostfile FILE] [--supervise [--spare-ho
                        (default \$FX_WATCHDOG or 0: off)
   --probe-timeout SECONDS  supervised: how long a host's sshd may take to answer (default 2)
 Exit codes: 0 ok, 1 error, 2 usage, 3 survived failures, 4 aborted after failures,
-124 time limit, 125 no verdict (docs/user-guide.md, "Exit codes").
+124 time limit, 125 no verdict, 143 stopped by SIGTERM (docs/user-guide.md, "Exit codes").
 TXT
   exit "$code"
 }

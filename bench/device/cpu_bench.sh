@@ -5,8 +5,8 @@
 #
 #   bench/device/cpu_bench.sh prepare [DIR]   here: the host build's mini-apps,
 #       the shared libraries they need that are not the C/C++ runtime, Open
-#       MPI's wheel and PyYAML's pure-Python package, into DIR (default
-#       .gpu-bin, ignored by git; about 20 MiB)
+#       MPI's wheel (unless .gpu has it) and PyYAML's pure-Python package,
+#       into DIR (default .gpu-bin, ignored by git; docs/gpu.md has its size)
 #   bench/device/cpu_bench.sh run [DIR] [-r PAIRS] [--together] [--shapes LIST] [--deadline S] [STEP...]
 #       there: unpack, then each STEP in order, each skipped once the
 #       deadline (default 420 s) has passed. Steps: overhead (minife per

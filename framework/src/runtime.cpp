@@ -342,7 +342,7 @@ void Runtime::prepare() {
   if (stage_ == Stage::restore) restore_or_initialize();
 }
 
-bool Runtime::resize() {
+Runtime::Resized Runtime::resize() {
   // resize() re-runs the app's registrations (setup), so what the old
   // decomposition registered goes: derived comms, failure callbacks and the
   // store's members.
@@ -351,18 +351,21 @@ bool Runtime::resize() {
   fault_point(Phase::restore);
   const double t = now();
   StoreAccess::take_resized_restore(*store_);  // an earlier attempt's
-  iteration_ = app_->resize(ctx_);
+  const std::optional<std::int64_t> resumed = resize_app();
+  iteration_ = resumed.value_or(0);
   stage_ = Stage::steps;
   // An app that re-decomposes its checkpoint (DataStore::restore_resized)
   // resumes at its iteration; the default resize() starts again at 0.
   const std::optional<CheckpointStats> st = StoreAccess::take_resized_restore(*store_);
-  bool restored = st && st->iteration == iteration_;
+  bool restored = resumed && st && st->iteration == iteration_;
+  bool lost = !resumed;  // the policy has had its say
   // Static members describe the old decomposition: none was given back.
   std::vector<int> everyone(static_cast<std::size_t>(logical_size()));
   std::iota(everyone.begin(), everyone.end(), 0);
   if (restored && !rebuild_statics(everyone, "resize() re-decomposed the state")) {
     initialize_app();
     restored = false;
+    lost = true;
   }
   if (restored) {
     log::info("resuming at iteration {} on {} ranks (checkpoint of {} ranks, {})", iteration_, logical_size(),
@@ -374,7 +377,26 @@ bool Runtime::resize() {
   recorder_.restored(now() - t, iteration_, restored ? st->level : CheckpointLevel::none);
   sync_interval();
   if (restored) after_restore({iteration_, st->level, !stepped_, true});
-  return restored;
+  return restored ? Resized::restored : lost ? Resized::lost : Resized::fresh;
+}
+
+// The app's resize(). A checkpoint no level kept (restore_resized threw
+// CheckpointLost, on every rank alike: its plan is everyone's) is
+// recovery.on_lost_checkpoint's, as after a repair that kept the size.
+// nullopt: lost, and started again at 0 under `restart`.
+std::optional<std::int64_t> Runtime::resize_app() {
+  try {
+    return app_->resize(ctx_);
+  } catch (const CheckpointLost& e) {
+    apply_lost_policy(e.what());  // stop: thrown again, naming the policy
+  }
+  // restart: the app's resize() stopped part-way; its registrations anew.
+  comms_.drop_registrations();
+  StoreAccess::clear(*store_);
+  app_->setup(ctx_);
+  StoreAccess::start_over(*store_);
+  initialize_app();
+  return std::nullopt;
 }
 
 // A cold start on another number of ranks than the newest checkpoint's (a
@@ -386,7 +408,7 @@ void Runtime::resize_at_start(int old_size) {
               logical_size());
   }
   stage_ = Stage::resize;
-  if (!resize() && launch_attempt() > 1) {
+  if (resize() == Resized::fresh && launch_attempt() > 1) {
     // The app's resize() did not bring it back (the default one starts
     // again): after a relaunch that is work lost, not a fresh start.
     const std::string what = fmt::format(

@@ -147,7 +147,11 @@ class Runtime final : public RuntimeServices {
   void activate();    // Kokkos on this process's device, and the app: once
   void run_active();  // the step loop; throws ProcessFailure
   void prepare();     // what the Stage says, up to the steps
-  bool resize();      // whether the app restored a checkpoint
+  // How resize() ended: the app restored a checkpoint, started afresh by
+  // its own choice, or a lost checkpoint went to on_lost_checkpoint.
+  enum class Resized { restored, fresh, lost };
+  Resized resize();
+  std::optional<std::int64_t> resize_app();  // the app's resize(), a lost checkpoint under the policy
   void resize_at_start(int old_size);
   void restore_or_initialize();
   std::optional<std::int64_t> restore_at_start();  // the newest version, where one may be
