@@ -243,9 +243,9 @@ fi
 hdf5_plugin=${FX_HDF5_PLUGIN:-$build/lib/fx/libfx_hdf5.so}
 if [ ! -f "$hdf5_plugin" ]; then
   hdf5_missing="no HDF5 plugin at $hdf5_plugin"
-elif hdf5_missing=$(ldd "$hdf5_plugin" 2>&1 | awk '/not found/ {print $1}' | paste -sd ' ' -) &&
-  [ -n "$hdf5_missing" ]; then
-  hdf5_missing="the plugin's libraries not found: $hdf5_missing"
+else
+  hdf5_missing=$(ldd "$hdf5_plugin" 2>&1 | awk '/not found/ {print $1}' | paste -sd ' ' -)
+  [ -n "$hdf5_missing" ] && hdf5_missing="the plugin's libraries not found: $hdf5_missing"
 fi
 if [ -n "$hdf5_missing" ]; then
   echo "gpu-check: the HDF5 level is unusable here ($hdf5_missing); the chaos series draws memory and node-local only"
@@ -276,40 +276,38 @@ kill_case() {  # name np spares inject app [fx args...]
 # PID namespace can hide them from it) the processes with a GPU's device
 # file open; the driver opens it when it initialises, so a process that
 # only initialised CUDA counts too: this can overcount, never undercount.
-gpu_contexts() {
+gpu_contexts() {  # prints "COUNT HOW"
   local n p
   n=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -c .)
-  if [ "$n" -eq 0 ]; then
-    for p in /proc/[0-9]*/fd; do
-      find "$p" -maxdepth 1 -lname '/dev/nvidia[0-9]*' 2>/dev/null | grep -q . && n=$((n + 1))
-    done
-    [ "$n" -gt 0 ] && echo "by device files" >"$work/contexts_method"
-  fi
-  echo "$n"
+  [ "$n" -gt 0 ] && { echo "$n by nvidia-smi"; return; }
+  for p in /proc/[0-9]*/fd; do
+    find "$p" -maxdepth 1 -lname '/dev/nvidia[0-9]*' 2>/dev/null | grep -q . && n=$((n + 1))
+  done
+  echo "$n by device files"
 }
-watch_contexts() {  # command...: runs it, prints the most contexts seen
+watch_contexts() {  # command...: runs it, prints the most contexts seen and how they were counted
   "$@" &
-  local pid=$! most=0 n
+  local pid=$! most=0 how="" n by
   while kill -0 "$pid" 2>/dev/null; do
-    n=$(gpu_contexts)
-    [ "$n" -gt "$most" ] && most=$n
+    read -r n by < <(gpu_contexts)
+    [ "$n" -gt "$most" ] && most=$n how=$by
     sleep 0.1
   done
   wait "$pid" || return 1
   echo "contexts_max: $most"
+  echo "contexts_how: $how"
 }
 if [ "$quick" -eq 1 ]; then small=(--nx 32 --ny 32 --nz 32 --iterations 300); else
   small=(--nx 256 --ny 256 --nz 256 --iterations 3000); fi
 spare_contexts() {
   command -v nvidia-smi >/dev/null || { echo "spare_contexts: no nvidia-smi here: nothing to count"; return 0; }
-  rm -f "$work/contexts_method"
   local out
   out=$(watch_contexts "$launch" -n 2 -s 2 -t 120 -- "$build/miniapps/stencil/stencil" "${small[@]}" \
     --progress-every 0) || return 1
   echo "$out" | tail -n 5
-  local most how="by nvidia-smi"
+  local most how
   most=$(echo "$out" | sed -n 's/^contexts_max: //p')
-  [ -f "$work/contexts_method" ] && how=$(cat "$work/contexts_method")
+  how=$(echo "$out" | sed -n 's/^contexts_how: //p')
   if [ "${most:-0}" -eq 0 ]; then
     echo "spare_contexts: no process seen with a GPU context while 2 ranks ran on the GPU (neither nvidia-smi" \
       "nor the device files show them here): not counted"

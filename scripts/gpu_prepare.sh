@@ -52,9 +52,9 @@ if [ -n "$carry" ]; then
   plugin=lib/fx/libfx_hdf5.so
   if [ -f "$carry/$plugin" ]; then
     mkdir -p "$dir/build/lib/fx" && cp "$carry/$plugin" "$dir/build/$plugin"
-    # HDF5's own libraries (4 MiB), where the GPU machine has none; the
-    # rest it loads (libcurl and its chain, 17 MiB) are common system ones.
-    # gpu_check.sh says which are missing there, and leaves the level out.
+    # HDF5's own libraries, where the GPU machine has none; the rest it
+    # loads (libcurl and its chain) are common system ones, and too large to
+    # carry (docs/gpu.md). gpu_check.sh says which are missing there.
     ldd "$carry/$plugin" | awk '$3 ~ /\/lib(hdf5|sz|aec)[^/]*$/ {print $3}' | xargs -r cp -L -t "$dir/lib"
   else
     echo "gpu_prepare: $carry was built without the HDF5 level: the GPU check's chaos series leaves it out"

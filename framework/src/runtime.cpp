@@ -342,12 +342,15 @@ void Runtime::prepare() {
   if (stage_ == Stage::restore) restore_or_initialize();
 }
 
-Runtime::Resized Runtime::resize() {
-  // resize() re-runs the app's registrations (setup), so what the old
-  // decomposition registered goes: derived comms, failure callbacks and the
-  // store's members.
+// resize() and setup() make the app's registrations anew, so what was
+// registered before goes: derived comms, failure callbacks, store members.
+void Runtime::forget_app_registrations() {
   comms_.drop_registrations();
   StoreAccess::clear(*store_);
+}
+
+Runtime::Resized Runtime::resize() {
+  forget_app_registrations();  // the old decomposition's
   fault_point(Phase::restore);
   const double t = now();
   StoreAccess::take_resized_restore(*store_);  // an earlier attempt's
@@ -391,8 +394,7 @@ std::optional<std::int64_t> Runtime::resize_app() {
     apply_lost_policy(e.what());  // stop: thrown again, naming the policy
   }
   // restart: the app's resize() stopped part-way; its registrations anew.
-  comms_.drop_registrations();
-  StoreAccess::clear(*store_);
+  forget_app_registrations();
   app_->setup(ctx_);
   StoreAccess::start_over(*store_);
   initialize_app();

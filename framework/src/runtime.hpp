@@ -151,6 +151,7 @@ class Runtime final : public RuntimeServices {
   // its own choice, or a lost checkpoint went to on_lost_checkpoint.
   enum class Resized { restored, fresh, lost };
   Resized resize();
+  void forget_app_registrations();           // derived comms, failure callbacks, store members
   std::optional<std::int64_t> resize_app();  // the app's resize(), a lost checkpoint under the policy
   void resize_at_start(int old_size);
   void restore_or_initialize();
