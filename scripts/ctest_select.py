@@ -66,9 +66,13 @@ def commands_of(build):
 
 
 def build_targets(build):
+    """The tree's top-level targets: make lists them as '... NAME', Ninja as
+    'NAME: phony' (beside 'DIR/NAME: phony' for each directory's own)."""
     out = subprocess.run(["cmake", "--build", build, "--target", "help"], check=True,
                          capture_output=True, text=True).stdout
-    return {line[4:].split()[0] for line in out.splitlines() if line.startswith("... ")}
+    make = {line[4:].split()[0] for line in out.splitlines() if line.startswith("... ")}
+    ninja = {m.group(1) for m in re.finditer(r"^([^/\s:]+): phony$", out, re.M)}
+    return make | ninja
 
 
 def main(argv):

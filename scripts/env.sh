@@ -29,6 +29,13 @@ case "$FX_KOKKOS" in
      return 2 2>/dev/null || exit 2 ;;
 esac
 export FX_ROOT FX_VENV FX_BUILD_DIR FX_KOKKOS FX_DERIVED_VENV FX_DERIVED_BUILD_DIR
+# New build trees use Ninja (CMake reads CMAKE_GENERATOR only for a tree it
+# has not configured yet): it compiles a target's sources while the ones it
+# links to are still compiling, where make waits target by target (the
+# CUDA compile check: 338 s against 488 s on 2 cores).
+if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null; then
+  export CMAKE_GENERATOR=Ninja
+fi
 # A site MPI (FX_MPI_HOME) wins over the project venv.
 if [ -n "${FX_MPI_HOME:-}" ]; then
   export PATH="$FX_MPI_HOME/bin:$PATH"

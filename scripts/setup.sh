@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=env.sh
 source "$root/scripts/env.sh"
 
-debs=(g++ cmake make python3-venv libhdf5-dev libyaml-cpp-dev
+debs=(g++ cmake make ninja-build python3-venv libhdf5-dev libyaml-cpp-dev
       libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox python3-yaml
       clang-format clang-tidy shellcheck doxygen git openssh-server iproute2
