@@ -78,11 +78,8 @@ case "$cmd" in
       # then the tests' normal case.
       export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} KOKKOS_DISABLE_WARNINGS=${KOKKOS_DISABLE_WARNINGS:-1}
     fi
-    # Each test holds its declared processors (a rank each); ranks mostly
-    # wait on each other and on failure detection, so 8 per core (at most
-    # 64) keeps the cores busy (docs/testing.md has the times).
-    jobs_=$((8 * $(nproc)))
-    ctest --output-on-failure --timeout 600 -j "${FX_TEST_JOBS:-$((jobs_ < 64 ? jobs_ : 64))}" "${labels[@]}" "$@"
+    # 8 tests per core (scripts/env.sh; docs/testing.md has the times).
+    ctest --output-on-failure --timeout 600 -j "$fx_test_jobs" "${labels[@]}" "$@"
     ;;
   demo) do_build; exec "$root/scripts/demo_stencil.sh" "$@" ;;
   demo-substrate) do_build; exec "$root/scripts/demo.sh" "$@" ;;

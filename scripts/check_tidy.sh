@@ -5,7 +5,7 @@
 # configured beside BUILD_DIR (BUILD_DIR/tidy-unity, same compiler, Kokkos
 # and options; nothing built): a batch reads and matches the headers
 # (Kokkos, the standard library) once for up to 8 sources, where a source
-# alone repeats them (11 batches for 52 sources: 129 s of CPU against about 730).
+# alone repeats them (11 batches for 52 sources: 116 s of CPU against about 730).
 # With FILEs: those, alone, with BUILD_DIR's compile_commands.json
 # (default build/). The test tidy_check runs it beside format_check (label style).
 set -uo pipefail

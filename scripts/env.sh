@@ -36,6 +36,12 @@ export FX_ROOT FX_VENV FX_BUILD_DIR FX_KOKKOS FX_DERIVED_VENV FX_DERIVED_BUILD_D
 if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null; then
   export CMAKE_GENERATOR=Ninja
 fi
+# ctest's -j for ./fx test and its sanitizer stages: each test holds its
+# declared processors (a rank each); ranks mostly wait on each other and on
+# failure detection, so 8 per core (at most 64) keeps the cores busy
+# (FX_TEST_JOBS overrides it).
+fx_test_jobs=$((8 * $(nproc)))
+fx_test_jobs=${FX_TEST_JOBS:-$((fx_test_jobs < 64 ? fx_test_jobs : 64))}
 # A site MPI (FX_MPI_HOME) wins over the project venv.
 if [ -n "${FX_MPI_HOME:-}" ]; then
   export PATH="$FX_MPI_HOME/bin:$PATH"

@@ -68,11 +68,10 @@ export UBSAN_OPTIONS="$common:print_stacktrace=1:halt_on_error=1:suppressions=$s
 export TSAN_OPTIONS="$common:halt_on_error=0:exitcode=86:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
 echo "fx test --sanitize $which: ctest $* (reports: $logs)"
 rc=0
-# Sanitized ranks mostly wait as the plain ones do: 8 per core, as ./fx test
-# (the ASan+UBSan stage at -j16 on 2 cores: 187 s, the cores 73 % busy; at
-# -j8: 309 s, 42 %).
-jobs=$((8 * $(nproc)))
-(cd "$build" && ctest --output-on-failure --timeout 900 -j "${FX_TEST_JOBS:-$((jobs < 64 ? jobs : 64))}" "$@") || rc=$?
+# Sanitized ranks mostly wait as the plain ones do: 8 tests per core, as
+# ./fx test (the ASan+UBSan stage at -j16 on 2 cores: 187 s, the cores 73 %
+# busy; at -j8: 309 s, 42 %).
+(cd "$build" && ctest --output-on-failure --timeout 900 -j "$fx_test_jobs" "$@") || rc=$?
 reports=$(find "$logs" -type f | sort)
 if [ -n "$reports" ]; then
   echo "fx test --sanitize $which: $(echo "$reports" | wc -l) report file(s):" >&2
