@@ -317,9 +317,18 @@ startup_watch() {
   # before this loop saw it).
   if [ "$live" -lt "$peak" ] ||
      { [ "$live" -lt "$local_ranks" ] && [ $((now - live_since)) -ge 3 ]; }; then
-    sleep 0.5   # a process that exits on purpose writes its verdict first
-    [ -s "$status_file" ] && return 0
-    startup_complete && return 0   # a spare's mark may come last
+    # A process that exits on purpose writes its verdict first; a spare's
+    # mark may come last; mpiexec ending takes its ranks with it, and the
+    # ranks can go first (SIGABRT, on a loaded machine): after it has ended
+    # the main path names it and its exit.
+    local k
+    for k in 1 2 3 4 5 6 7 8 9 10; do
+      sleep 0.2
+      [ -s "$status_file" ] && return 0
+      startup_complete && return 0
+      kill -0 "$pid" 2>/dev/null || return 0
+      [ "$k" -ge 3 ] && [ "$live" -gt 0 ] && break   # ranks left, mpiexec alive: a lost rank
+    done
     startup_lost="a process died during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
   elif [ $((now - startup_t0)) -ge "$startup_timeout" ]; then
     startup_lost="MPI start-up did not complete within ${startup_timeout}s (FX_STARTUP_TIMEOUT; $ups of $total had returned from MPI_Init): a process was lost or never started"

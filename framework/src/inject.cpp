@@ -15,12 +15,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "config_detail.hpp"
@@ -64,10 +68,19 @@ struct SplitMix64 {
 
 namespace detail {
 
-std::string kill_stamp_path(int world_rank) {
+namespace {
+// "$FX_STATUS_FILE<suffix>", or "" when the job runs without the launcher.
+std::string beside_status(const std::string& suffix) {
   const char* status = std::getenv("FX_STATUS_FILE");
   if (status == nullptr || *status == '\0') return "";
-  return fmt::format("{}.kill.{}", status, world_rank);
+  return status + suffix;
+}
+}  // namespace
+
+std::string kill_stamp_path(int world_rank) { return beside_status(fmt::format(".kill.{}", world_rank)); }
+
+std::string meet_path(const std::string& key) {
+  return beside_status(fmt::format(".meet.{}.{}", launch_attempt(), key));
 }
 
 KillStamp read_kill_stamp(int world_rank) {
@@ -227,13 +240,18 @@ void Injector::fire(const InjectionSpec& s, Phase phase, std::int64_t iteration,
     if (killer_) killer_(s, 0);
     return;
   }
-  log::warn("inject {}: {} on {} (world {}) at {}", s.key, to_string(s.action), who, world_rank_, when);
+  const std::vector<InjectionSpec> fellows = fellow_victims(s, logical_rank);
+  std::vector<std::string> fellow_keys;
+  for (const auto& f : fellows) fellow_keys.push_back(f.key);
+  log::warn("inject {}: {} on {} (world {}) at {}{}", s.key, to_string(s.action), who, world_rank_, when,
+            fellows.empty() ? "" : fmt::format(", together with {}", join(fellow_keys)));
   // Nobody survives to write the verdict (the launcher would wait on
   // mpiexec): rank 0 writes it before it dies.
   if (logical_rank == 0 && kills_whole_job(s)) {
     write_status(ExitCode::aborted, fmt::format("inject {}: every process killed at {} iteration {}", s.key,
                                                 to_string(phase), iteration));
   }
+  meet(s, fellows);
   if (killer_) {
     killer_(s, signal_of(s.action));
     return;
@@ -259,6 +277,37 @@ bool Injector::kills_whole_job(const InjectionSpec& s) const {
     if (!killed) return false;
   }
   return true;
+}
+
+std::vector<InjectionSpec> Injector::fellow_victims(const InjectionSpec& s, int logical_rank) const {
+  std::vector<InjectionSpec> out;
+  if (s.iteration < 0 || s.target_kind == TargetKind::spare) return out;  // spares count no iterations
+  for (const auto& o : pending_) {
+    if (!kills(o) || o.iteration != s.iteration || o.phase != s.phase || o.target_kind == TargetKind::spare)
+      continue;
+    const bool here = is_target(o, world_rank_, logical_rank, logical_size_, buddy_distance_, spares_);
+    if (!here) out.push_back(o);
+  }
+  return out;
+}
+
+void Injector::meet(const InjectionSpec& s, const std::vector<InjectionSpec>& fellows) const {
+  const std::string mark = meet_path(s.key);
+  if (fellows.empty() || mark.empty()) return;
+  if (const std::string why = write_replacing(mark, "", 0644); !why.empty())
+    log::warn("inject {}: cannot mark its arrival in {}: {}", s.key, mark, why);
+  std::vector<std::string> missing;
+  const double deadline = now() + meet_timeout_;
+  for (;;) {
+    missing.clear();
+    for (const auto& f : fellows)
+      if (::access(meet_path(f.key).c_str(), F_OK) != 0) missing.push_back(f.key);
+    if (missing.empty() || now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!missing.empty())
+    log::warn("inject {}: {} did not reach this point within {:g} s; dying without waiting longer", s.key,
+              join(missing), meet_timeout_);
 }
 
 void Injector::on_repair(const std::vector<FailedProcess>& failed, std::int64_t iteration) {

@@ -41,6 +41,11 @@ struct KillStamp {
 };
 KillStamp read_kill_stamp(int world_rank);
 
+// Where the victim of spec `key` marks its arrival at the spec's point
+// before it waits for the other victims there (Injector::at):
+// "$FX_STATUS_FILE.meet.<launch attempt>.<key>", or "" without the launcher.
+std::string meet_path(const std::string& key);
+
 // Whether this process is the target of `s`: the one place a spec's target
 // (rank, world, spare, buddy-of) meets the job's real membership. `spares`
 // are the world ranks of the spares in spare order (as spares.placement chose
@@ -58,7 +63,11 @@ class Injector {
   // An injection point. Fires when an unfired spec matches this process
   // (identity: logical rank, -1 for a spare) at this phase and iteration:
   // kill actions write the kill stamp and raise the signal; bitflip flips a
-  // bit of the named member in `store`.
+  // bit of the named member in `store`. Kills that the schedule puts at one
+  // point (the same iteration and phase) on several processes happen
+  // together: each victim marks its arrival (meet_path) and waits for the
+  // others' marks, at most meet_timeout seconds, so none of the deaths is
+  // noticed before every victim has reached the point.
   void at(Phase phase, std::int64_t iteration, int logical_rank, int logical_size, DataStore* store);
   // Cheap test for the hot path: false once nothing can fire any more.
   bool armed() const { return !pending_.empty(); }
@@ -87,12 +96,19 @@ class Injector {
   // bitflip) after the spec is marked fired.
   using Killer = std::function<void(const InjectionSpec& spec, int signal)>;
   void set_killer(Killer killer) { killer_ = std::move(killer); }
+  // Tests: how long a victim waits for the others at its point.
+  void set_meet_timeout(double seconds) { meet_timeout_ = seconds; }
 
  private:
   void fire(const InjectionSpec& s, Phase phase, std::int64_t iteration, int logical_rank, DataStore* store);
   // Whether the schedule kills every logical rank at s's point (iteration
   // and phase) in a job without spares: the whole job dies there.
   bool kills_whole_job(const InjectionSpec& s) const;
+  // The pending kill specs at s's point on other processes than this one
+  // (logical_rank): the victims s's victim waits for.
+  std::vector<InjectionSpec> fellow_victims(const InjectionSpec& s, int logical_rank) const;
+  // Marks s's arrival and waits for the fellows' marks (or meet_timeout_).
+  void meet(const InjectionSpec& s, const std::vector<InjectionSpec>& fellows) const;
 
   std::vector<InjectionSpec> pending_;
   std::vector<InjectionSpec> schedule_;
@@ -101,6 +117,9 @@ class Injector {
   int buddy_distance_ = 1;
   int logical_size_ = 0;  // the last size seen by at(), for buddy-of after repairs
   Killer killer_;
+  // A fellow victim that is late by more than this has likely been stopped
+  // by the death of another (its point then never comes): die alone.
+  double meet_timeout_ = 5.0;
   bool settled_ = false;  // fired_elsewhere was called
 };
 

@@ -1,6 +1,7 @@
 // Fault injection: the schedule is deterministic, chaos is reproducible from
 // its seed, a spec fires once (a recovered rank never re-kills itself), and
 // real kills write their stamp first.
+#include <fx/clock.hpp>
 #include <fx/data_store/store.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/inject.hpp>
@@ -9,11 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <tuple>
 
 #include "config_test_util.hpp"
@@ -119,6 +122,7 @@ TEST(Inject, KillingTheWholeJobLeavesTheVerdict) {
     Injector inj(cfg.inject, 0, 2, {});
     int killed = 0;
     inj.set_killer([&](const fx::InjectionSpec&, int) { ++killed; });
+    inj.set_meet_timeout(0);  // rank 1 never comes here
     inj.at(Phase::commit_save, 5, 0, 2, nullptr);
     EXPECT_EQ(killed, 1);
     std::ifstream in(status);
@@ -127,6 +131,53 @@ TEST(Inject, KillingTheWholeJobLeavesTheVerdict) {
     EXPECT_EQ(code, whole ? "4" : "") << (whole ? "whole job" : "rank 0 only");
   }
   std::remove(status.c_str());
+  unsetenv("FX_STATUS_FILE");
+}
+
+// Kills at one point meet first: the victim that comes first waits for the
+// other's mark (a late fellow), or dies alone once meet_timeout has passed;
+// a kill at another point, or on the same process, is no fellow.
+TEST(Inject, KillsAtOnePointMeetFirst) {
+  fx::test::ScratchDir d;
+  ASSERT_EQ(setenv("FX_STATUS_FILE", (d.path() + "/status").c_str(), 1), 0);
+  const auto cfg = load_yaml(
+      "inject:\n  failures:\n    - {target: 0, iteration: 5, phase: commit-save}\n"
+      "    - {target: 1, iteration: 5, phase: commit-save}\n    - {target: 0, iteration: 9}\n"
+      "    - {target: 1, iteration: 9, phase: compute}\n");
+  std::vector<Injector> ranks;
+  std::vector<double> died(2, -1);
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back(cfg.inject, r, 3, std::vector<int>{2});
+    ranks.back().set_killer([&died, r](const fx::InjectionSpec&, int) { died[r] = fx::now(); });
+  }
+  const double t0 = fx::now();
+  std::thread first([&] { ranks[0].at(Phase::commit_save, 5, 0, 2, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double late = fx::now();
+  ranks[1].at(Phase::commit_save, 5, 1, 2, nullptr);
+  first.join();
+  EXPECT_GE(died[0], late) << "rank 0 died before rank 1 reached the point";
+  EXPECT_GE(died[1], late);
+
+  // Another iteration's kill (9: its phase is not 9/compute's) waits for nobody.
+  ranks[0].set_meet_timeout(30);
+  died = {-1, -1};
+  ranks[0].at(Phase::compute, 9, 0, 2, nullptr);
+  EXPECT_GE(died[0], 0);
+  EXPECT_LT(died[0] - t0, 10);
+
+  // A fellow that never comes: its victim dies once the time is up (a new
+  // job: the marks above are the first one's).
+  ASSERT_EQ(setenv("FX_STATUS_FILE", (d.path() + "/status2").c_str(), 1), 0);
+  const auto pair =
+      load_yaml("inject:\n  failures:\n    - {target: 0, iteration: 3}\n    - {target: 1, iteration: 3}\n");
+  Injector alone(pair.inject, 0, 2, {});
+  double at = -1;
+  alone.set_killer([&](const fx::InjectionSpec&, int) { at = fx::now(); });
+  alone.set_meet_timeout(0.1);
+  const double t1 = fx::now();
+  alone.at(Phase::halo, 3, 0, 2, nullptr);
+  EXPECT_GE(at - t1, 0.1);
   unsetenv("FX_STATUS_FILE");
 }
 
