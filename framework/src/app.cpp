@@ -75,6 +75,11 @@ std::optional<MpiWorld> start_mpi(int& argc, char**& argv) {
   MpiWorld w;
   MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  if (const std::string why = ulfm::orphaned_world(w.size); !why.empty()) {
+    log::error("{}", why);  // no start-up mark, no verdict: this process is no part of the job
+    MPI_Finalize();
+    return std::nullopt;
+  }
   if (const std::string why = ulfm::thread_level_shortfall(provided); !why.empty()) {
     if (w.rank == 0) {
       log::error("{}", why);

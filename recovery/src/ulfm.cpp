@@ -6,6 +6,7 @@
 #endif
 
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <numeric>
 
@@ -22,6 +23,14 @@ std::string thread_level_shortfall(int provided) {
          (known ? names[provided - MPI_THREAD_SINGLE] : std::to_string(provided)) +
          "; fx needs MPI_THREAD_FUNNELED (its copier thread and the Kokkos backend's threads run beside "
          "the main thread, which alone calls MPI)";
+}
+
+std::string orphaned_world(int world_size) {
+  const char* launched = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (launched == nullptr || std::atoi(launched) == world_size) return "";
+  return std::string("mpiexec started this process as one of ") + launched +
+         ", but MPI_Init gave it a world of " + std::to_string(world_size) +
+         ": its mpiexec is gone; leaving without a verdict (the launcher's stands)";
 }
 
 bool thread_multiple() {

@@ -34,6 +34,12 @@ constexpr int kThreadLevelAsked = MPI_THREAD_MULTIPLE;
 // "" when `provided` (MPI_Init_thread's answer) is at least kThreadLevel,
 // else the one line that says what the MPI library gave and fx needs.
 std::string thread_level_shortfall(int provided);
+// "" unless this process lost its mpiexec before MPI_Init: started as one
+// of OMPI_COMM_WORLD_SIZE processes, it got a world of `world_size` (Open
+// MPI comes up as a singleton once the mpiexec that started it is gone; as
+// a world of 1 the orphan then wrote a usage error over the launcher's
+// verdict, 18 times in 24 launches under load). Else the line that says so.
+std::string orphaned_world(int world_size);
 // The MPI library's thread level (MPI_Query_thread) is MPI_THREAD_MULTIPLE.
 bool thread_multiple();
 
