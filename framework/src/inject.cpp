@@ -296,12 +296,14 @@ void Injector::meet(const InjectionSpec& s, const std::vector<InjectionSpec>& fe
   if (fellows.empty() || mark.empty()) return;
   if (const std::string why = write_replacing(mark, "", 0644); !why.empty())
     log::warn("inject {}: cannot mark its arrival in {}: {}", s.key, mark, why);
+  std::vector<std::pair<std::string, std::string>> marks;  // key, its mark's path
+  for (const auto& f : fellows) marks.emplace_back(f.key, meet_path(f.key));
   std::vector<std::string> missing;
   const double deadline = now() + meet_timeout_;
   for (;;) {
     missing.clear();
-    for (const auto& f : fellows)
-      if (::access(meet_path(f.key).c_str(), F_OK) != 0) missing.push_back(f.key);
+    for (const auto& [key, path] : marks)
+      if (::access(path.c_str(), F_OK) != 0) missing.push_back(key);
     if (missing.empty() || now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
