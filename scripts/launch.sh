@@ -268,7 +268,7 @@ startup_timeout=${FX_STARTUP_TIMEOUT:-120}
 # in 8; reproduced with a loop of $(...) and TERM: 2 in 30, none without).
 # Functions set variables instead (printf -v, $EPOCHSECONDS, files).
 startup_reset() {
-  rm -f "$status_file".up.*
+  rm -f "$status_file".up.* "$status_file.end"
   started=0; peak=0; last_live=-1; startup_lost=""
   startup_t0=$EPOCHSECONDS; live_since=$startup_t0
 }
@@ -393,9 +393,19 @@ launch() {
   grace=${FX_EXIT_GRACE:-5}
   idle_since=""
   stuck=0
+  ended_here=0
   while kill -0 "$pid" 2>/dev/null; do
     if ! startup_watch; then
       kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
+      break
+    fi
+    # One process ended the job (fx's end_job_from_here: an error it alone
+    # hit, exit() inside the job): under ULFM nothing else would end the
+    # others, who wait for it. Its verdict is the job's.
+    if [ -s "$status_file.end" ]; then
+      kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
+      mv -f "$status_file.end" "$status_file"
+      ended_here=1
       break
     fi
     if [ -s "$status_file" ] && { [ -n "$hostfile" ] || { count_live; [ "$live" -eq 0 ]; }; }; then
@@ -450,6 +460,10 @@ if [ -z "$startup_lost" ] && [ "$fx_program" -eq 1 ] && [ ! -e "$status_file.tim
   echo "4 $startup_lost" > "$status_file"
 fi
 [ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
+if [ "$ended_here" -eq 1 ]; then
+  read -r end_line < "$status_file"
+  echo "fx run: a process ended the job (verdict: ${end_line:0:300}); stopped mpiexec" >&2
+fi
 [ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"

@@ -14,6 +14,7 @@
 
 #include "config_schema.hpp"
 #include "device_session.hpp"
+#include "job_exits.hpp"
 #include "runtime.hpp"
 
 namespace fx {
@@ -38,10 +39,7 @@ namespace {
 // may be blocked in MPI, so the job is ended at once, with the reason.
 [[noreturn]] void fatal(const Error& e, ExitCode code) {
   log::error("{}", e.what());
-  write_status(code, e.what());
-  std::fflush(nullptr);
-  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
-  std::_Exit(static_cast<int>(code));
+  end_job_from_here(code, e.what());
 }
 
 // scripts/launch.sh asks an fx program (it finds this flag's text in the
@@ -174,7 +172,8 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
 
   std::optional<Config> config = read_config(argc, argv, *world, traits);
   if (!config) return static_cast<int>(ExitCode::usage);
-  log::set_level(config->log_level);
+  log::set_level(config->log_level);  // the logger exists before the exit handler, so outlives it
+  watch_app_exits();
   warn_stray_settings(argc, argv, world->rank);
   std::unique_ptr<DeviceSession> session = open_device_session(argc, argv, *world);
   if (!session) return static_cast<int>(ExitCode::usage);

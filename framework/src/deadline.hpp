@@ -1,15 +1,13 @@
 #pragma once
 // A bound on a blocking phase: if the guarded scope is still running after
-// `seconds`, the process reports the phase and leaves with ExitCode::aborted
-// instead of hanging (ULFM's shrink/agree have no timeouts of their own).
-#include <fx/detail/status.hpp>
+// `seconds`, the process reports the phase and ends the job with
+// ExitCode::aborted instead of hanging (ULFM's shrink/agree have no
+// timeouts of their own).
 #include <fx/log.hpp>
-
-#include <unistd.h>
+#include <fx/recovery/shutdown.hpp>
 
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -24,9 +22,7 @@ class Deadline {
       std::unique_lock<std::mutex> lock(mutex_);
       if (cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
       log::error("{} did not finish within {} s; leaving the job", what_, seconds);
-      write_status(ExitCode::aborted, what_ + " timed out");
-      std::fflush(nullptr);
-      _exit(static_cast<int>(ExitCode::aborted));
+      end_job_from_here(ExitCode::aborted, what_ + " timed out");
     });
   }
   ~Deadline() {

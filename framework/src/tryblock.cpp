@@ -15,6 +15,7 @@
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/comm_access.hpp>
+#include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
 #include <fx/tryblock.hpp>
 
@@ -153,10 +154,7 @@ bool comm_revoked(MPI_Comm c) { return ulfm::comm_revoked(c); }
 // so ULFM cannot exclude it; the whole job ends, with the reason.
 [[noreturn]] void leave_job(const std::string& why) {
   log::error("{}; leaving the job", why);
-  write_status(ExitCode::aborted, why);
-  std::fflush(nullptr);
-  MPI_Abort(MPI_COMM_WORLD, static_cast<int>(ExitCode::aborted));
-  std::_Exit(static_cast<int>(ExitCode::aborted));
+  end_job_from_here(ExitCode::aborted, why);
 }
 
 void note_rc(TryFrame& f, int rc, const char* what) {

@@ -2,10 +2,18 @@
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
 
+#include <fx/detail/files.hpp>
+
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <string>
+#include <thread>
 
 namespace fx::detail {
 
@@ -58,6 +66,22 @@ void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
     }
   }
   shutdown_leave(clean);
+}
+
+void end_job_from_here(ExitCode code, std::string_view why) {
+  write_status(code, why);
+  const char* path = std::getenv("FX_STATUS_FILE");
+  const bool cue = path != nullptr && *path != '\0';
+  if (cue)
+    write_replacing(std::string(path) + ".end", fmt::format("{} {}\n", static_cast<int>(code), why), 0644);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // The launcher stops the job within a poll (0.2 s); meanwhile the others
+  // wait for this process, as they did before it came here.
+  if (cue) std::this_thread::sleep_for(std::chrono::duration<double>(kEndJobWaitS));
+  std::raise(SIGKILL);
+  _exit(static_cast<int>(code));  // not reached
 }
 
 }  // namespace fx::detail

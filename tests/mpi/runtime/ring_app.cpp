@@ -40,7 +40,10 @@ struct Options {
   int expect_recoveries = -1;
   int expect_size = -1;
   bool derived = false;
-  int throw_rank = -1;     // this logical rank throws an fx::Error at iteration 5
+  int throw_rank = -1;  // this logical rank throws an fx::Error at iteration 5
+  int exit_rank = -1;   // this logical rank calls std::exit(exit_status) at iteration 5
+  int exit_status = 7;
+  int abort_rank = -1;     // this logical rank calls MPI_Abort(world, 9) at iteration 5
   std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
   std::string legacy;      // "", "unchecked" or "checked"
   int commit_multiple = 0;
@@ -58,6 +61,9 @@ class RingApp : public fx::ResilientApp {
     cli.add_option("--expect-size", opt_.expect_size);
     cli.add_flag("--derived", opt_.derived);
     cli.add_option("--throw-on-rank", opt_.throw_rank);
+    cli.add_option("--exit-on-rank", opt_.exit_rank);
+    cli.add_option("--exit-status", opt_.exit_status);
+    cli.add_option("--abort-on-rank", opt_.abort_rank);
     cli.add_option("--block-path", opt_.block_path);
     cli.add_option("--legacy", opt_.legacy)->check(CLI::IsMember({"unchecked", "checked"}));
     cli.add_option("--commit-multiple", opt_.commit_multiple);
@@ -81,6 +87,8 @@ class RingApp : public fx::ResilientApp {
   bool step(fx::Context& ctx, std::int64_t it) override {
     if (it == 5 && ctx.rank() == opt_.throw_rank)
       FX_THROW(fx::Error, "ring_app: --throw-on-rank asked for an error");
+    if (it == 5 && ctx.rank() == opt_.exit_rank) std::exit(opt_.exit_status);
+    if (it == 5 && ctx.rank() == opt_.abort_rank) MPI_Abort(MPI_COMM_WORLD, 9);
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
     std::uint64_t left = 0;

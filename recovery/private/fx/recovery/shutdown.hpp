@@ -1,6 +1,8 @@
 #pragma once
+#include <fx/exit_code.hpp>
 #include <mpi.h>
 
+#include <string_view>
 #include <vector>
 
 namespace fx::detail {
@@ -25,5 +27,16 @@ void shutdown_leave(bool clean);
 // a failure seen first during the agreement turns an ok `exit_code` into
 // "survived" in $FX_STATUS_FILE (written by world rank 0).
 void shutdown(MPI_Comm comm, bool failures_seen, int exit_code);
+
+// Ends the whole job from this one process, with the verdict `code why`.
+// Under --with-ft ulfm Open MPI's MPI_Abort ends only its caller, and a
+// process that leaves with an exit status (not by a signal) is reported
+// as failed to nobody: the others waited for it until the time limit. So
+// the verdict goes to $FX_STATUS_FILE and to "$FX_STATUS_FILE.end", the
+// launcher's cue to stop the job at once; after kEndJobWaitS this
+// process dies by SIGKILL, which Open MPI does report: without a launcher
+// that reads the cue the others see a process failure, and repair it.
+inline constexpr double kEndJobWaitS = 2.0;
+[[noreturn]] void end_job_from_here(ExitCode code, std::string_view why);
 
 }  // namespace fx::detail
