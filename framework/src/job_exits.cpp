@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +18,14 @@
 
 namespace fx::detail {
 namespace {
+
+// Whether fx's runtime runs in this process (run_app): only then are an
+// exit() and an MPI_Abort fx's to turn into the job's end. Process-wide,
+// as the exit handlers and the MPI_Abort symbol it guards are.
+std::atomic<bool>& watching() {
+  static std::atomic<bool> on{false};
+  return on;
+}
 
 int world_rank() {
   int rank = -1;
@@ -44,14 +53,18 @@ void on_process_exit(int status, void* /*unused*/) {
 
 }  // namespace
 
-void watch_app_exits() { on_exit(on_process_exit, nullptr); }
+void watch_app_exits() {
+  if (watching().exchange(true)) return;
+  on_exit(on_process_exit, nullptr);
+}
 
 }  // namespace fx::detail
 
 // MPI's profiling interface: an application's MPI_Abort comes here. Under
-// ULFM Open MPI's own ends only the caller, unreported.
+// ULFM Open MPI's own ends only the caller, unreported. Programs that link
+// fx without its runtime (the baselines) keep Open MPI's.
 extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
-  if (!fx::ulfm::active()) return PMPI_Abort(comm, errorcode);
+  if (!fx::detail::watching() || !fx::ulfm::active()) return PMPI_Abort(comm, errorcode);
   fx::detail::end_job(
       fmt::format("world rank {} called MPI_Abort (error code {}); under ULFM Open MPI would end "
                   "only this process, so fx ends the job",

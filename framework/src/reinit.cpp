@@ -6,6 +6,7 @@
 #include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
 #include <fx/log.hpp>
+#include <fx/recovery/shutdown.hpp>
 #include <fx/reinit.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -39,9 +40,7 @@ void check_not_finalized(const char* where) {
       "itself, after the function returns",
       mpi_done ? "MPI" : "Kokkos", where);
   log::error("{}", why);
-  detail::write_status(ExitCode::usage, why);
-  std::fflush(nullptr);
-  std::_Exit(static_cast<int>(ExitCode::usage));
+  detail::end_job_from_here(ExitCode::usage, why);
 }
 
 ReinitMode choose_mode(const Config& config) {

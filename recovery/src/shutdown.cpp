@@ -70,13 +70,21 @@ void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
 
 void end_job_from_here(ExitCode code, std::string_view why) {
   write_status(code, why);
-  const char* path = std::getenv("FX_STATUS_FILE");
-  const bool cue = path != nullptr && *path != '\0';
-  if (cue)
-    write_replacing(std::string(path) + ".end", fmt::format("{} {}\n", static_cast<int>(code), why), 0644);
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  // Without ULFM Open MPI's MPI_Abort does end the job.
+  if (initialized != 0 && finalized == 0 && !ulfm::active())
+    PMPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
+  const char* path = std::getenv("FX_STATUS_FILE");
+  // (A target that is no regular file gets nothing beside it, as in mark_started.)
+  const bool cue =
+      path != nullptr && *path != '\0' && unusable_target(path, PathKind::file).empty() &&
+      write_replacing(std::string(path) + ".end", fmt::format("{} {}\n", static_cast<int>(code), why), 0644)
+          .empty();
   // The launcher stops the job within a poll (0.2 s); meanwhile the others
   // wait for this process, as they did before it came here.
   if (cue) std::this_thread::sleep_for(std::chrono::duration<double>(kEndJobWaitS));

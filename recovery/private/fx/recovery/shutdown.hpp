@@ -33,9 +33,10 @@ void shutdown(MPI_Comm comm, bool failures_seen, int exit_code);
 // process that leaves with an exit status (not by a signal) is reported
 // as failed to nobody: the others waited for it until the time limit. So
 // the verdict goes to $FX_STATUS_FILE and to "$FX_STATUS_FILE.end", the
-// launcher's cue to stop the job at once; after kEndJobWaitS this
-// process dies by SIGKILL, which Open MPI does report: without a launcher
-// that reads the cue the others see a process failure, and repair it.
+// launcher's cue to stop the job at once; after kEndJobWaitS (at once
+// with no FX_STATUS_FILE) this process dies by SIGKILL, which Open MPI does
+// report: without a launcher that reads the cue the others see a process
+// failure, and repair it. Without ULFM, MPI_Abort ends the job instead.
 inline constexpr double kEndJobWaitS = 2.0;
 [[noreturn]] void end_job_from_here(ExitCode code, std::string_view why);
 
