@@ -348,6 +348,10 @@ kill_mpiexec() {
   [ "$1" = KILL ] && pkill -KILL -f "^srun .*ess_base_nspace \"?prterun-$HOSTNAME-$pid@0" 2>/dev/null  # srun's argv has the quotes
   return 0
 }
+# Stops mpiexec: TERM, then KILL after GRACE seconds (default 1).
+stop_mpiexec() {
+  kill_mpiexec TERM; sleep "${1:-1}"; kill_mpiexec KILL
+}
 # The supervisor (or a user) stopping the launcher stops the job.
 trap 'kill_mpiexec KILL; exit 143' TERM
 
@@ -380,7 +384,7 @@ launch() {
     sleep "$t" & sp=$!
     trap 'kill $sp; exit 0' TERM
     wait $sp
-    touch "$status_file.timeout"; kill_mpiexec TERM; sleep 5; kill_mpiexec KILL
+    touch "$status_file.timeout"; stop_mpiexec 5
   ) &
   watchdog=$!
   # PRRTE's mpiexec can deadlock on a mutex after every rank has left (seen
@@ -396,14 +400,14 @@ launch() {
   ended_here=0
   while kill -0 "$pid" 2>/dev/null; do
     if ! startup_watch; then
-      kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
+      stop_mpiexec
       break
     fi
     # One process ended the job (fx's end_job_from_here: an error it alone
     # hit, exit() inside the job): under ULFM nothing else would end the
     # others, who wait for it. Its verdict is the job's.
     if [ -s "$status_file.end" ]; then
-      kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
+      stop_mpiexec
       mv -f "$status_file.end" "$status_file"
       ended_here=1
       break
@@ -413,7 +417,7 @@ launch() {
       idle_since=${idle_since:-$now_s}
       if [ $((now_s - idle_since)) -ge "$grace" ]; then
         stuck=1
-        kill_mpiexec TERM; sleep 1; kill_mpiexec KILL
+        stop_mpiexec
         break
       fi
     else

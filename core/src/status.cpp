@@ -14,11 +14,15 @@ void write_status(ExitCode code, std::string_view text) {
   // Written aside and renamed (the launcher never reads half a line); a
   // target that is no regular file is left alone (the job's own checks
   // refused it before MPI started).
-  detail::write_replacing(path, fmt::format("{} {}\n", static_cast<int>(code), text), 0644);
+  detail::write_replacing(path, detail::status_line(code, text), 0644);
 }
 }  // namespace fx
 
 namespace fx::detail {
+std::string status_line(ExitCode code, std::string_view why) {
+  return fmt::format("{} {}\n", static_cast<int>(code), why);
+}
+
 void print_usage_error(std::string_view what) {
   std::fprintf(stderr, "fx: error: %.*s\n", static_cast<int>(what.size()), what.data());
   std::fflush(stderr);

@@ -4,7 +4,6 @@
 
 #include <fx/detail/files.hpp>
 
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -81,10 +80,8 @@ void end_job_from_here(ExitCode code, std::string_view why) {
     PMPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
   const char* path = std::getenv("FX_STATUS_FILE");
   // (A target that is no regular file gets nothing beside it, as in mark_started.)
-  const bool cue =
-      path != nullptr && *path != '\0' && unusable_target(path, PathKind::file).empty() &&
-      write_replacing(std::string(path) + ".end", fmt::format("{} {}\n", static_cast<int>(code), why), 0644)
-          .empty();
+  const bool cue = path != nullptr && *path != '\0' && unusable_target(path, PathKind::file).empty() &&
+                   write_replacing(std::string(path) + ".end", status_line(code, why), 0644).empty();
   // The launcher stops the job within a poll (0.2 s); meanwhile the others
   // wait for this process, as they did before it came here.
   if (cue) std::this_thread::sleep_for(std::chrono::duration<double>(kEndJobWaitS));

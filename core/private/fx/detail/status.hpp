@@ -9,6 +9,9 @@
 
 namespace fx::detail {
 using fx::write_status;
+// The verdict's one line, "<code> <why>\n": the status file's and the
+// launcher's end cue's (end_job_from_here) alike.
+std::string status_line(ExitCode code, std::string_view why);
 // Touch "$FX_STATUS_FILE.up.<world rank>" once MPI_Init has returned: until
 // every process has, a lost process hangs the others inside Open MPI's
 // start-up (no ULFM yet), and the launcher ends the job instead.
