@@ -481,6 +481,9 @@ if [ -s "$status_file" ]; then
   read -r code _ < "$status_file"
   exit "$code"
 fi
-[ "$rc" -ne 0 ] && exit "$rc"
+if [ "$rc" -ne 0 ]; then
+  [ "$fx_program" -eq 1 ] && echo "fx run: mpiexec ended with exit $rc and no process wrote a verdict; exiting with mpiexec's code" >&2
+  exit "$rc"
+fi
 echo "fx run: the program wrote no verdict to FX_STATUS_FILE; treating as failure" >&2
 exit 125

@@ -9,6 +9,7 @@ source "$root/scripts/env.sh"
 debs=(g++ cmake make ninja-build python3-venv libhdf5-dev libyaml-cpp-dev
       libtrilinos-kokkos-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev gnuplot-nox python3-yaml
+      libpmix-dev  # pmix.h's types only (framework/src/job_exits.cpp)
       clang-format clang-tidy shellcheck doxygen git openssh-server iproute2
       valgrind  # bench/miniapps/minife_instructions.sh (callgrind)
       # Slurm on the test hosts (testhosts.sh slurm: private config, own daemons)

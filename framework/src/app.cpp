@@ -148,6 +148,7 @@ int run_runtime(const AppMaker& make, Config config, std::vector<std::string> ar
     // so a death in the last moments (the finalize phase) is in the status,
     // the summary and the report alike.
     std::vector<int> died;
+    stop_watching_peer_exits();
     clean = shutdown_agree(rt.world(), rt.failures_seen(), died);
     code = rt.conclude_job(clean, died);
     rt.release_world();

@@ -1,8 +1,9 @@
-// The two ways an application leaves a job that Open MPI 5 does not report
-// under --with-ft ulfm: exit() and MPI_Abort. Each ended one process, and
-// the others waited for it until the launcher's time limit (measured at
-// 4+2: a rank's exit(7), its MPI_Abort, both ended 124 after the limit).
-// Both now end the job, as an error on one rank does.
+// The ways an application leaves a job that Open MPI 5 does not report
+// under --with-ft ulfm: exit(), MPI_Abort, and any exit with a non-zero
+// status (_exit, quick_exit, a sanitizer's report). Each ended one process,
+// and the others waited for it until the launcher's time limit (measured at
+// 4+2: a rank's exit(7), its MPI_Abort, its _exit(7), all ended 124 after
+// the limit). Each now ends the job, as an error on one rank does.
 #include <fx/log.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
@@ -13,6 +14,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+
+#if FX_HAVE_PMIX
+#include <dlfcn.h>
+#include <pmix.h>
+#endif
 
 #include "job_exits.hpp"
 
@@ -33,8 +39,8 @@ int world_rank() {
   return rank;
 }
 
-[[noreturn]] void end_job(const std::string& why) {
-  log::error("{}", why);
+[[noreturn]] void end_job(const std::string& why, bool say = true) {
+  if (say) log::error("{}", why);
   end_job_from_here(ExitCode::error, why);
 }
 
@@ -51,12 +57,78 @@ void on_process_exit(int status, void* /*unused*/) {
                   world_rank(), status));
 }
 
+// Whether another process's exit is still news: until every process agrees
+// to leave (after that a non-zero status is a verdict's exit code).
+std::atomic<bool>& peers_watched() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+
+// This process's world rank, for PMIx's thread (which makes no MPI call).
+std::atomic<int>& my_world_rank() {
+  static std::atomic<int> rank{-1};
+  return rank;
+}
+
+#if FX_HAVE_PMIX
+// Open MPI's ULFM hears of deaths by signal, aborts and zero-status exits
+// without MPI_Finalize, not of a non-zero exit status, which PRRTE reports
+// to every process as PMIX_ERR_EXIT_NONZERO_TERM (with the process and its
+// status). Called on PMIx's progress thread.
+void on_nonzero_exit(size_t /*id*/, pmix_status_t /*status*/, const pmix_proc_t* /*source*/,
+                     pmix_info_t info[], size_t ninfo, pmix_info_t* /*results*/, size_t /*nresults*/,
+                     pmix_event_notification_cbfunc_fn_t done, void* done_data) {
+  long long rank = -1;
+  int status = -1;
+  for (size_t i = 0; i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
+      rank = info[i].value.data.proc->rank;
+    else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT)
+      status = info[i].value.data.integer;
+  }
+  if (done != nullptr) done(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, done_data);
+  if (!peers_watched()) return;
+  // Every process hears it; one says it (the verdict and the launcher say it too).
+  const bool say = my_world_rank() == (rank == 0 ? 1 : 0);
+  end_job(
+      fmt::format("world rank {} exited with status {} inside the job, running no exit handler (_exit, "
+                  "quick_exit, a sanitizer's report); under ULFM Open MPI tells nobody, so the job ends here",
+                  rank, status),
+      say);
+}
+
+// PMIx's functions are the ones Open MPI loaded: a second PMIx library
+// would be a second client of the same server.
+void watch_peer_exits() {
+  using Register = decltype(&PMIx_Register_event_handler);
+  auto* reg = reinterpret_cast<Register>(dlsym(RTLD_DEFAULT, "PMIx_Register_event_handler"));
+  if (reg == nullptr) {
+    log::debug("no PMIx_Register_event_handler in this process: a peer's non-zero exit is not watched");
+    return;
+  }
+  pmix_status_t code = PMIX_ERR_EXIT_NONZERO_TERM;
+  my_world_rank() = world_rank();
+  peers_watched() = true;
+  const pmix_status_t rc = reg(&code, 1, nullptr, 0, on_nonzero_exit, nullptr, nullptr);
+  if (rc < 0) {
+    peers_watched() = false;
+    log::warn("PMIx refused fx's handler for a process's non-zero exit ({}): such an exit would hang the job",
+              rc);
+  }
+}
+#else
+void watch_peer_exits() {}
+#endif
+
 }  // namespace
 
 void watch_app_exits() {
   if (watching().exchange(true)) return;
   on_exit(on_process_exit, nullptr);
+  if (ulfm::active()) watch_peer_exits();
 }
+
+void stop_watching_peer_exits() { peers_watched() = false; }
 
 }  // namespace fx::detail
 

@@ -43,6 +43,7 @@ struct Options {
   int throw_rank = -1;  // this logical rank throws an fx::Error at iteration 5
   int exit_rank = -1;   // this logical rank calls std::exit(exit_status) at iteration 5
   int exit_status = 7;
+  bool exit_raw = false;   // --exit-raw: _exit (no exit handler runs) instead of std::exit
   int abort_rank = -1;     // this logical rank calls MPI_Abort(world, 9) at iteration 5
   std::string block_path;  // finish() puts a plain file here (a report directory that cannot be made)
   std::string legacy;      // "", "unchecked" or "checked"
@@ -63,6 +64,7 @@ class RingApp : public fx::ResilientApp {
     cli.add_option("--throw-on-rank", opt_.throw_rank);
     cli.add_option("--exit-on-rank", opt_.exit_rank);
     cli.add_option("--exit-status", opt_.exit_status);
+    cli.add_flag("--exit-raw", opt_.exit_raw);
     cli.add_option("--abort-on-rank", opt_.abort_rank);
     cli.add_option("--block-path", opt_.block_path);
     cli.add_option("--legacy", opt_.legacy)->check(CLI::IsMember({"unchecked", "checked"}));
@@ -87,7 +89,10 @@ class RingApp : public fx::ResilientApp {
   bool step(fx::Context& ctx, std::int64_t it) override {
     if (it == 5 && ctx.rank() == opt_.throw_rank)
       FX_THROW(fx::Error, "ring_app: --throw-on-rank asked for an error");
-    if (it == 5 && ctx.rank() == opt_.exit_rank) std::exit(opt_.exit_status);
+    if (it == 5 && ctx.rank() == opt_.exit_rank) {
+      if (opt_.exit_raw) _exit(opt_.exit_status);
+      std::exit(opt_.exit_status);
+    }
     if (it == 5 && ctx.rank() == opt_.abort_rank) MPI_Abort(MPI_COMM_WORLD, 9);
     const auto& comm = ctx.comm();
     const int r = ctx.rank(), p = ctx.size();
