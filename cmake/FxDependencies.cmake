@@ -35,14 +35,19 @@ message(STATUS "fx: ULFM ${FX_HAVE_ULFM} (MPI ${MPI_CXX_VERSION}, ${MPI_CXX_COMP
 # for the one event ULFM does not hear: a process that exits with a
 # non-zero status (framework/src/job_exits.cpp). Only the types and codes
 # come from them; the functions are the PMIx library Open MPI loaded.
-find_path(FX_PMIX_INCLUDE_DIR pmix.h
-  HINTS ${MPI_C_INCLUDE_DIRS}
-  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/pmix2/include /usr/include/pmix)
-if(FX_PMIX_INCLUDE_DIR)
-  message(STATUS "fx: PMIx headers ${FX_PMIX_INCLUDE_DIR}: a process's non-zero exit inside the job ends it")
-else()
-  message(STATUS "fx: no PMIx headers (pmix.h; Debian: libpmix-dev): a process that exits with a non-zero "
-                 "status inside the job without running exit handlers (_exit) will not be seen")
+# (Without ULFM any exit ends the job already.)
+set(FX_HAVE_PMIX_HEADERS OFF)
+if(FX_HAVE_ULFM)
+  find_path(FX_PMIX_INCLUDE_DIR pmix.h
+    HINTS ${MPI_C_INCLUDE_DIRS}
+    PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/pmix2/include /usr/include/pmix)
+  if(FX_PMIX_INCLUDE_DIR)
+    set(FX_HAVE_PMIX_HEADERS ON)
+    message(STATUS "fx: PMIx headers ${FX_PMIX_INCLUDE_DIR}: a process's non-zero exit inside the job ends it")
+  else()
+    message(STATUS "fx: no PMIx headers (pmix.h; Debian: libpmix-dev): a process that exits with a non-zero "
+                   "status inside the job without running exit handlers (_exit) will not be seen")
+  endif()
 endif()
 
 find_package(Kokkos REQUIRED)

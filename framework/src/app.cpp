@@ -95,6 +95,7 @@ void end_with_usage_error(const ConfigError& e, const MpiWorld& world) {
     print_usage_error(e.what());
     write_status(ExitCode::usage, e.what());
   }
+  stop_watching_peer_exits();  // every process leaves with 2 now
   MPI_Finalize();
 }
 
@@ -148,7 +149,6 @@ int run_runtime(const AppMaker& make, Config config, std::vector<std::string> ar
     // so a death in the last moments (the finalize phase) is in the status,
     // the summary and the report alike.
     std::vector<int> died;
-    stop_watching_peer_exits();
     clean = shutdown_agree(rt.world(), rt.failures_seen(), died);
     code = rt.conclude_job(clean, died);
     rt.release_world();
@@ -185,6 +185,9 @@ int run_app(const std::function<std::unique_ptr<ResilientApp>()>& make, int argc
   if (!session->started())
     log::debug("never active: this process initialised neither Kokkos nor a device, nor made the app");
   session.reset();  // Kokkos::finalize, where it was initialised
+  // Every process gets here before any leaves (the end's agreement, then
+  // MPI_Finalize's fence): a non-zero exit from now on is a verdict's code.
+  stop_watching_peer_exits();
   shutdown_leave(clean);
   return code;
 }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #if FX_HAVE_PMIX
 #include <dlfcn.h>
@@ -39,8 +40,8 @@ int world_rank() {
   return rank;
 }
 
-[[noreturn]] void end_job(const std::string& why, bool say = true) {
-  if (say) log::error("{}", why);
+[[noreturn]] void end_job(const std::string& why) {
+  log::error("{}", why);
   end_job_from_here(ExitCode::error, why);
 }
 
@@ -57,24 +58,25 @@ void on_process_exit(int status, void* /*unused*/) {
                   world_rank(), status));
 }
 
-// Whether another process's exit is still news: until every process agrees
+// Whether another process's exit is still news: until this process starts
 // to leave (after that a non-zero status is a verdict's exit code).
 std::atomic<bool>& peers_watched() {
   static std::atomic<bool> on{false};
   return on;
 }
 
+#if FX_HAVE_PMIX
 // This process's world rank, for PMIx's thread (which makes no MPI call).
 std::atomic<int>& my_world_rank() {
   static std::atomic<int> rank{-1};
   return rank;
 }
 
-#if FX_HAVE_PMIX
 // Open MPI's ULFM hears of deaths by signal, aborts and zero-status exits
 // without MPI_Finalize, not of a non-zero exit status, which PRRTE reports
 // to every process as PMIX_ERR_EXIT_NONZERO_TERM (with the process and its
-// status). Called on PMIx's progress thread.
+// status). Called on PMIx's progress thread, which must not block: the
+// job ends on a thread of its own.
 void on_nonzero_exit(size_t /*id*/, pmix_status_t /*status*/, const pmix_proc_t* /*source*/,
                      pmix_info_t info[], size_t ninfo, pmix_info_t* /*results*/, size_t /*nresults*/,
                      pmix_event_notification_cbfunc_fn_t done, void* done_data) {
@@ -86,15 +88,19 @@ void on_nonzero_exit(size_t /*id*/, pmix_status_t /*status*/, const pmix_proc_t*
     else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT)
       status = info[i].value.data.integer;
   }
-  if (done != nullptr) done(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, done_data);
-  if (!peers_watched()) return;
+  // Handled: Open MPI's catch-all handler would treat it as a fatal error.
+  if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, done_data);
+  if (!peers_watched().exchange(false)) return;
   // Every process hears it; one says it (the verdict and the launcher say it too).
   const bool say = my_world_rank() == (rank == 0 ? 1 : 0);
-  end_job(
-      fmt::format("world rank {} exited with status {} inside the job, running no exit handler (_exit, "
-                  "quick_exit, a sanitizer's report); under ULFM Open MPI tells nobody, so the job ends here",
-                  rank, status),
-      say);
+  std::thread([rank, status, say] {
+    const std::string why = fmt::format(
+        "world rank {} exited with status {} inside the job, running no exit handler (_exit, "
+        "quick_exit, a sanitizer's report); Open MPI's ULFM does not act on that, so the job ends here",
+        rank, status);
+    if (say) log::error("{}", why);
+    end_job_without_mpi(ExitCode::error, why);
+  }).detach();
 }
 
 // PMIx's functions are the ones Open MPI loaded: a second PMIx library

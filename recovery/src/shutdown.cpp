@@ -67,17 +67,17 @@ void shutdown(MPI_Comm comm, bool failures_seen, int exit_code) {
   shutdown_leave(clean);
 }
 
-void end_job_from_here(ExitCode code, std::string_view why) {
+namespace {
+void settle_verdict(ExitCode code, std::string_view why) {
   write_status(code, why);
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  // Without ULFM Open MPI's MPI_Abort does end the job.
-  if (initialized != 0 && finalized == 0 && !ulfm::active())
-    PMPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
+}
+}  // namespace
+
+void end_job_without_mpi(ExitCode code, std::string_view why) {
+  settle_verdict(code, why);
   const char* path = std::getenv("FX_STATUS_FILE");
   // (A target that is no regular file gets nothing beside it, as in mark_started.)
   const bool cue = path != nullptr && *path != '\0' && unusable_target(path, PathKind::file).empty() &&
@@ -87,6 +87,18 @@ void end_job_from_here(ExitCode code, std::string_view why) {
   if (cue) std::this_thread::sleep_for(std::chrono::duration<double>(kEndJobWaitS));
   std::raise(SIGKILL);
   _exit(static_cast<int>(code));  // not reached
+}
+
+void end_job_from_here(ExitCode code, std::string_view why) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  // Without ULFM Open MPI's MPI_Abort does end the job.
+  if (initialized != 0 && finalized == 0 && !ulfm::active()) {
+    settle_verdict(code, why);
+    PMPI_Abort(MPI_COMM_WORLD, static_cast<int>(code));
+  }
+  end_job_without_mpi(code, why);
 }
 
 }  // namespace fx::detail

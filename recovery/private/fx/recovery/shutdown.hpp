@@ -39,5 +39,8 @@ void shutdown(MPI_Comm comm, bool failures_seen, int exit_code);
 // failure, and repair it. Without ULFM, MPI_Abort ends the job instead.
 inline constexpr double kEndJobWaitS = 2.0;
 [[noreturn]] void end_job_from_here(ExitCode code, std::string_view why);
+// Its part without MPI (the cue and SIGKILL): for a thread that may not
+// call MPI (PMIx's, framework/src/job_exits.cpp), where ULFM is known on.
+[[noreturn]] void end_job_without_mpi(ExitCode code, std::string_view why);
 
 }  // namespace fx::detail
