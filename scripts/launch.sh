@@ -404,8 +404,8 @@ launch() {
       break
     fi
     # One process ended the job (fx's end_job_from_here: an error it alone
-    # hit, exit() inside the job): under ULFM nothing else would end the
-    # others, who wait for it. Its verdict is the job's.
+    # hit, exit() inside the job, or a peer's _exit it heard of): under ULFM
+    # nothing else would end the others, who wait for it. Its verdict is the job's.
     if [ -s "$status_file.end" ]; then
       stop_mpiexec
       mv -f "$status_file.end" "$status_file"

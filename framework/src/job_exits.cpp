@@ -14,11 +14,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 #if FX_HAVE_PMIX
 #include <dlfcn.h>
 #include <pmix.h>
+
+#include <thread>
 #endif
 
 #include "job_exits.hpp"

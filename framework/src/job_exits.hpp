@@ -7,7 +7,7 @@ namespace fx::detail {
 // So does another process's exit with a non-zero status, reported by PMIx
 // (where fx was built with PMIx's headers), which ULFM does not see.
 void watch_app_exits();
-// Every process is about to agree to leave: a process's non-zero exit from
-// here on is its verdict's exit code, no news.
+// This process is about to call MPI_Finalize, which every process reaches
+// before any leaves: a non-zero exit from here on is a verdict's code.
 void stop_watching_peer_exits();
 }  // namespace fx::detail
