@@ -69,7 +69,7 @@ void emit_placement(YAML::Emitter& out, const Placement& p, bool earlier) {
   out << YAML::EndSeq << YAML::EndMap;
 }
 
-// "host a: ranks 0 3, spare 5; host b: ranks 1 2; buddy copies on another
+// "host a: ranks 0 3, spare world rank 5; host b: ranks 1 2; buddy copies on another
 // host: 4 of 4 (distance 2)", or "" before any placement was recorded.
 std::string placement_text(const Placement& p) {
   if (p.ranks.empty()) return "";
@@ -83,8 +83,11 @@ std::string placement_text(const Placement& p) {
   for (const auto& [world, host] : p.spares) at(host).second += fmt::format(" {}", world);
   std::string s;
   for (const auto& [h, rs] : hosts) {
+    // A spare has no logical rank yet: it is named by its world rank.
+    const bool several = rs.second.find(' ', 1) != std::string::npos;
+    const std::string spares = fmt::format("spare world rank{}{}", several ? "s" : "", rs.second);
     s += fmt::format("{}{}:{}{}", s.empty() ? "" : "; ", h, rs.first.empty() ? "" : " ranks" + rs.first,
-                     rs.second.empty() ? "" : (rs.first.empty() ? " spares" : ", spares") + rs.second);
+                     rs.second.empty() ? "" : (rs.first.empty() ? " " : ", ") + spares);
   }
   if (p.buddy_distance > 0) {
     const auto apart = std::count_if(p.ranks.begin(), p.ranks.end(),

@@ -128,8 +128,9 @@ void Runtime::log_start() {
         "fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
         "a process failure will end the job");
   }
-  log::info("{} active ranks + {} spares on {} processes; checkpoint every {} iterations", logical_size(),
-            config_.spares.count, members_.world_size(), config_.checkpoint.memory.every);
+  log::info("{} active rank{} + {} spare{} on {} processes; checkpoint every {} iterations", logical_size(),
+            logical_size() == 1 ? "" : "s", config_.spares.count, config_.spares.count == 1 ? "" : "s",
+            members_.world_size(), config_.checkpoint.memory.every);
 }
 
 void Runtime::execute() {

@@ -259,10 +259,14 @@ TEST(Report, PlacementNamesTheHostsOfRanksCopiesAndSpares) {
   EXPECT_EQ(n["placement"]["ranks"][1]["copy_host"].as<std::string>(), "n1");
   EXPECT_EQ(n["placement"]["spares"][0]["host"].as<std::string>(), "n2");
   // 0 -> 1 and 1 -> 2 cross hosts; 2 -> 3 and 3 -> 0 stay on n1.
-  EXPECT_NE(r.summary().find("  placement: n1: ranks 0 2 3; n2: ranks 1, spares 5; buddy copies on another "
-                             "host: 2 of 4 (distance 1)\n"),
+  EXPECT_NE(r.summary().find("  placement: n1: ranks 0 2 3; n2: ranks 1, spare world rank 5; buddy copies on "
+                             "another host: 2 of 4 (distance 1)\n"),
             std::string::npos)
       << r.summary();
+  // Spares on a host of their own; several named by their world ranks.
+  p.spares = {{4, "n3"}, {5, "n3"}};
+  r.set_placement(p);
+  EXPECT_NE(r.summary().find("; n3: spare world ranks 4 5;"), std::string::npos) << r.summary();
 }
 
 // A repair that another failure interrupted (issue 29, item 5) is in the
