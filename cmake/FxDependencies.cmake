@@ -37,7 +37,17 @@ message(STATUS "fx: ULFM ${FX_HAVE_ULFM} (MPI ${MPI_CXX_VERSION}, ${MPI_CXX_COMP
 # come from them; the functions are the PMIx library Open MPI loaded.
 # (Without ULFM any exit ends the job already.)
 set(FX_HAVE_PMIX_HEADERS OFF)
-if(FX_HAVE_ULFM)
+string(CONCAT _fx_no_pmix "a process that exits with a non-zero status inside the job without running exit handlers "
+                       "(_exit) will not be seen")
+if(FX_HAVE_ULFM AND NOT FX_ENABLE_PMIX)
+  message(STATUS "fx: PMIx off (FX_ENABLE_PMIX=OFF): ${_fx_no_pmix}")
+elseif(FX_HAVE_ULFM)
+  # A directory given (-DFX_PMIX_INCLUDE_DIR=, Spack's +pmix) must hold
+  # pmix.h: find_path takes a set value without looking.
+  if(FX_PMIX_INCLUDE_DIR AND NOT EXISTS "${FX_PMIX_INCLUDE_DIR}/pmix.h")
+    message(FATAL_ERROR "fx: FX_PMIX_INCLUDE_DIR '${FX_PMIX_INCLUDE_DIR}' has no pmix.h "
+                        "(Debian: /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/pmix2/include from libpmix-dev)")
+  endif()
   find_path(FX_PMIX_INCLUDE_DIR pmix.h
     HINTS ${MPI_C_INCLUDE_DIRS}
     PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/pmix2/include /usr/include/pmix)
@@ -45,8 +55,7 @@ if(FX_HAVE_ULFM)
     set(FX_HAVE_PMIX_HEADERS ON)
     message(STATUS "fx: PMIx headers ${FX_PMIX_INCLUDE_DIR}: a process's non-zero exit inside the job ends it")
   else()
-    message(STATUS "fx: no PMIx headers (pmix.h; Debian: libpmix-dev): a process that exits with a non-zero "
-                   "status inside the job without running exit handlers (_exit) will not be seen")
+    message(STATUS "fx: no PMIx headers (pmix.h; Debian: libpmix-dev): ${_fx_no_pmix}")
   endif()
 endif()
 

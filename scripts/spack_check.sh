@@ -82,6 +82,7 @@ packages:
   googletest: {externals: [{spec: googletest@$(deb libgtest-dev), prefix: /usr}]}
   cmake: {externals: [{spec: cmake@$(deb cmake), prefix: /usr}]}
   gmake: {externals: [{spec: gmake@$(deb make), prefix: /usr}]}
+  pmix: {externals: [{spec: pmix@$(deb libpmix-dev), prefix: /usr/lib/$(gcc -print-multiarch)/pmix2}]}
 EOF
 spack compiler find --scope user >/dev/null
 spack repo add --scope user "$root/spack" >/dev/null
@@ -105,6 +106,10 @@ spack install -v "$spec" >"$work/install.log" 2>&1 ||
   { tail -40 "$work/install.log"; echo "spack_check: spack install failed (log: $work/install.log)" >&2; exit 1; }
 prefix=$(spack location -i "$spec")
 say "installed into $prefix"
+# +pmix (the default): fx's CMake took the headers Spack gave it.
+pmix_line=$(grep -o 'fx: PMIx headers [^:]*' "$work/install.log" | head -1) ||
+  { echo "spack_check: fx+pmix was built without PMIx's headers (no 'fx: PMIx headers' in $work/install.log)" >&2; exit 1; }
+say "$pmix_line"
 
 # The installed package as an application sees it: headers, find_package,
 # fx-run with a kill, the HDF5 plugin, README's application.

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
 case "$build" in
-  --prefix=*) prefix=${build#--prefix=} ;;
+  --prefix=*) prefix=${build#--prefix=} prefix_given=1 ;;
   *) prefix=$work/prefix
      "$cmake_bin" --install "$build" --prefix "$prefix" >"$work/install.log" \
        || { cat "$work/install.log"; exit 1; } ;;
@@ -79,6 +79,23 @@ got=$(grep -o 'sum [0-9]*' "$work/kill.out")
 [ -n "$want" ] && [ "$want" = "$got" ] ||
   { echo "install: answer after the kill '$got' differs from the failure-free '$want'" >&2; exit 1; }
 echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survived with exit 3, $got both times"
+
+# A rank's _exit(7) inside the job runs no exit handler and Open MPI's ULFM
+# does not report it: fx hears it through PMIx and ends the job (exit 1),
+# where the others waited until the time limit (124). Expected of a build
+# that found PMIx's headers, and of a prefix (Spack's +pmix, the default).
+pmix=yes
+[ -n "${prefix_given:-}" ] || ! grep -qE '^FX_PMIX_INCLUDE_DIR:[A-Z]*=(.*-NOTFOUND)?$|^FX_ENABLE_PMIX:BOOL=OFF' \
+  "$build/CMakeCache.txt" || pmix=no
+if [ "$pmix" = yes ]; then
+  rc=0
+  FX_INJECT='' FX_CFG_APP__EXIT_AT=12 "$run" -n 3 -s 1 -t 60 "$app" > "$work/exit.out" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] && grep -q 'world rank 1 exited with status 7' "$work/exit.out" ||
+    { cat "$work/exit.out"; echo "install: a rank's _exit(7) ended with $rc, expected 1 naming it (PMIx's watch)" >&2; exit 1; }
+  echo "install: a rank's _exit(7) ended the job (exit 1, the rank and status named)"
+else
+  echo "install: skipped a rank's _exit(7): this build has no PMIx headers (CMake's 'fx: ... PMIx' line)"
+fi
 
 # The HDF5 level through the installed plugin: the installed env.sh points
 # FX_HDF5_PLUGIN at the prefix's copy, and a run with HDF5 checkpoints

@@ -21,6 +21,11 @@ class Fx(CMakePackage, CudaPackage, ROCmPackage):
     variant("openmp", default=False, description="Use Kokkos' OpenMP backend (kokkos+openmp)")
     variant("hdf5", default=True, description="Build the HDF5 checkpoint level (a plugin)")
     variant("shared", default=False, description="Build shared libraries (static by default, as fx's CMake)")
+    variant(
+        "pmix",
+        default=True,
+        description="Build against PMIx's headers: a process's non-zero _exit() inside the job ends it",
+    )
 
     depends_on("cmake@3.20:", type="build")
 
@@ -33,6 +38,12 @@ class Fx(CMakePackage, CudaPackage, ROCmPackage):
         msg="fx needs an MPI with ULFM fault tolerance: Open MPI >= 5.0 "
         "(MPICH, MVAPICH, Intel MPI and Open MPI 4 have no usable ULFM)",
     )
+
+    # PMIx's headers only: its types and event codes (the functions are those
+    # of the PMIx Open MPI loaded). ULFM does not report a process's
+    # non-zero exit; fx hears it through PMIx. The same pmix as Open MPI's
+    # where Spack built Open MPI (~internal-pmix).
+    depends_on("pmix@4:", type="build", when="+pmix")
 
     depends_on("kokkos@3.4:")
     depends_on("kokkos+openmp", when="+openmp")
@@ -61,10 +72,13 @@ class Fx(CMakePackage, CudaPackage, ROCmPackage):
             self.define("Kokkos_ROOT", spec["kokkos"].prefix),
             self.define_from_variant("FX_ENABLE_HDF5", "hdf5"),
             self.define_from_variant("BUILD_SHARED_LIBS", "shared"),
+            self.define_from_variant("FX_ENABLE_PMIX", "pmix"),
             self.define("FX_BUILD_TESTS", self.run_tests),
             self.define("FX_BUILD_MINIAPPS", self.run_tests),
             self.define("FX_BUILD_BENCH", False),
         ]
+        if spec.satisfies("+pmix"):
+            args.append(self.define("FX_PMIX_INCLUDE_DIR", spec["pmix"].prefix.include))
         if spec.satisfies("+cuda"):
             args.append(self.define("CMAKE_CXX_COMPILER", spec["kokkos"].kokkos_cxx))
         if spec.satisfies("+rocm"):
