@@ -22,8 +22,9 @@ configure_file(${PROJECT_SOURCE_DIR}/scripts/installed_env.sh.in ${PROJECT_BINAR
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/launch.sh ${PROJECT_SOURCE_DIR}/scripts/supervise.py
   DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
 install(FILES ${PROJECT_BINARY_DIR}/installed_env.sh DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx RENAME env.sh)
-# supervise.py imports its policy and fx_files.py (the merged report's
-# writes) from beside it.
+# supervise.py imports its policy, fx_files.py (the merged report's
+# writes) and hostfile_check.py from beside it; launch.sh runs the last on
+# a --hostfile (or the one it writes inside a Slurm allocation).
 install(FILES ${PROJECT_SOURCE_DIR}/scripts/fx_files.py ${PROJECT_SOURCE_DIR}/scripts/supervisor_policy.py
-  DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
+  ${PROJECT_SOURCE_DIR}/scripts/hostfile_check.py DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/fx)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/fx-run DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -80,6 +80,16 @@ got=$(grep -o 'sum [0-9]*' "$work/kill.out")
   { echo "install: answer after the kill '$got' differs from the failure-free '$want'" >&2; exit 1; }
 echo "install: fx-run ran the consumer: failure-free exit 0, killed rank survived with exit 3, $got both times"
 
+# The installed launcher's host checks and supervisor (python files beside
+# launch.sh): a hostfile of localhost, the same kill under --supervise.
+echo 'localhost slots=4' > "$work/hostfile"
+rc=0
+FX_INJECT=1@12 "$run" -n 3 -s 1 -t 60 --hostfile "$work/hostfile" --supervise "$app" > "$work/supervised.out" 2>&1 ||
+  rc=$?
+[ "$rc" -eq 3 ] && [ "$(grep -o 'sum [0-9]*' "$work/supervised.out")" = "$want" ] ||
+  { cat "$work/supervised.out"; echo "install: fx-run --hostfile --supervise exited $rc, expected 3 and $want" >&2; exit 1; }
+echo "install: fx-run --hostfile --supervise ran it on localhost: killed rank survived with exit 3, $want"
+
 # A rank's _exit(7) inside the job runs no exit handler and Open MPI's ULFM
 # does not report it: fx hears it through PMIx and ends the job (exit 1),
 # where the others waited until the time limit (124). Expected of a build
