@@ -73,26 +73,32 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || usage
 for v in n s t; do
-  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "fx run: ${from[$v]} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "$name: ${from[$v]} expects a non-negative integer, got '${!v}'" >&2; exit 2; }
 done
-[ "$n" -ge 1 ] || { echo "fx run: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
-[ "$t" -ge 1 ] || { echo "fx run: ${from[t]} expects a time limit of at least 1 second, got '$t'" >&2; exit 2; }
+[ "$n" -ge 1 ] || { echo "$name: -n expects at least 1 active rank, got '$n'" >&2; exit 2; }
+[ "$t" -ge 1 ] || { echo "$name: ${from[t]} expects a time limit of at least 1 second, got '$t'" >&2; exit 2; }
 # The supervisor's options, checked here before anything starts: whole
-# numbers of hosts and relaunches, seconds for the rest (the probe's > 0).
-for ((i = 0; i < ${#sup_args[@]}; i += 2)); do
-  opt=${sup_args[i]} val=${sup_args[i + 1]}
+# numbers of hosts and relaunches, seconds for the rest (the probe's > 0);
+# their variables too, where set (the supervisor reads them for defaults).
+sup_checks=("${sup_args[@]}")
+for var in FX_SPARE_HOSTS FX_MAX_RELAUNCHES FX_WATCHDOG; do
+  [ -z "${!var+set}" ] || sup_checks+=("$var" "${!var}")
+done
+for ((i = 0; i < ${#sup_checks[@]}; i += 2)); do
+  opt=${sup_checks[i]} val=${sup_checks[i + 1]}
   case "$opt" in
-    --spare-hosts|--max-relaunches) re='^[0-9]+$' what="a non-negative integer" ;;
+    --spare-hosts|--max-relaunches|FX_SPARE_HOSTS|FX_MAX_RELAUNCHES) re='^[0-9]+$' what="a non-negative integer" ;;
     --probe-timeout) re='^([0-9]*[1-9][0-9]*(\.[0-9]*)?|[0-9]*\.[0-9]*[1-9][0-9]*)$' what="seconds > 0" ;;
     *) re='^[0-9]+(\.[0-9]+)?$' what="seconds >= 0 (0: off)" ;;
   esac
-  [[ "$val" =~ $re ]] || { echo "fx run: $opt expects $what, got '$val'" >&2; exit 2; }
+  [[ "$opt" != FX_* ]] || opt="$opt (environment)"
+  [[ "$val" =~ $re ]] || { echo "$name: $opt expects $what, got '$val'" >&2; exit 2; }
 done
 if [ "$supervise" -eq 1 ] && [ -z "$hostfile" ] && [ -z "${SLURM_JOB_NODELIST:-}" ]; then
-  echo "fx run: --supervise needs the hosts to relaunch on: --hostfile FILE, FX_HOSTFILE or a Slurm allocation" >&2
+  echo "$name: --supervise needs the hosts to relaunch on: --hostfile FILE, FX_HOSTFILE or a Slurm allocation" >&2
   exit 2
 fi
-command -v mpiexec >/dev/null || { echo "fx run: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
+command -v mpiexec >/dev/null || { echo "$name: mpiexec not found; run ./fx setup or set FX_MPI_HOME" >&2; exit 2; }
 
 # Where the launcher writes outside its own directory (FX_JOB_INFO, set by
 # the supervisor), it writes a temporary made exclusively beside the target
@@ -111,7 +117,7 @@ if [ -n "${FX_JOB_INFO:-}" ]; then
     why="no file can be created in '$(dirname "$FX_JOB_INFO")'"
   fi
   if [ -n "$why" ]; then
-    echo "fx run: env FX_JOB_INFO: expected a regular file path, got '$FX_JOB_INFO' ($why)" >&2
+    echo "$name: env FX_JOB_INFO: expected a regular file path, got '$FX_JOB_INFO' ($why)" >&2
     exit 2
   fi
 fi
@@ -162,11 +168,11 @@ if [ -z "$hostfile" ] && [ -n "${SLURM_JOB_NODELIST:-}" ] && command -v scontrol
   done
   hostfile=$status_file.hosts
   scontrol show hostnames "$SLURM_JOB_NODELIST" >"$hostfile" ||
-    { echo "fx run: scontrol show hostnames '$SLURM_JOB_NODELIST' (SLURM_JOB_NODELIST) failed" >&2; exit 2; }
+    { echo "$name: scontrol show hostnames '$SLURM_JOB_NODELIST' (SLURM_JOB_NODELIST) failed" >&2; exit 2; }
   nodes=$(wc -l <"$hostfile")
   [ "$supervise" -eq 1 ] && [[ "$spare_hosts" =~ ^[0-9]+$ ]] && [ "$spare_hosts" -lt "$nodes" ] && nodes=$((nodes - spare_hosts))
   sed -i "s/\$/ slots=$(( (total + nodes - 1) / nodes ))/" "$hostfile"
-  echo "fx run: hosts of Slurm job ${SLURM_JOB_ID:-?} (SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST): $(cut -d' ' -f1 "$hostfile" | xargs)" >&2
+  echo "$name: hosts of Slurm job ${SLURM_JOB_ID:-?} (SLURM_JOB_NODELIST=$SLURM_JOB_NODELIST): $(cut -d' ' -f1 "$hostfile" | xargs)" >&2
 fi
 if [ "$supervise" -eq 1 ]; then
   # This shell (and its trap) are replaced: the supervisor reads a Slurm
@@ -178,7 +184,7 @@ if [ "$supervise" -eq 1 ]; then
   exec /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/supervise.py" "${sup_args[@]}" --hostfile "$hostfile" \
     -n "$n" -s "$s" -t "$t" -- "$@"
 fi
-[ ${#sup_args[@]} -eq 0 ] || { echo "fx run: ${sup_args[0]} needs --supervise" >&2; exit 2; }
+[ ${#sup_args[@]} -eq 0 ] || { echo "$name: ${sup_args[0]} needs --supervise" >&2; exit 2; }
 
 export FX_SPARES=$s
 export FX_STATUS_FILE=$status_file
@@ -186,7 +192,7 @@ export PRTE_MCA_prte_tmpdir_base=${PRTE_MCA_prte_tmpdir_base:-$run_dir}
 
 # Forward every FX_* variable (mpiexec forwards the environment only locally).
 xargs_=()
-while IFS='=' read -r name _; do xargs_+=(-x "$name"); done < <(env | grep -E '^FX_[A-Z0-9_]*=')
+while IFS='=' read -r var _; do xargs_+=(-x "$var"); done < <(env | grep -E '^FX_[A-Z0-9_]*=')
 
 # Several hosts: where the ranks go and what Open MPI needs there.
 hosts_=()
@@ -248,7 +254,7 @@ if [ -n "${FX_DETECTOR_PERIOD:-}" ]; then
   # the ranks that heard nothing hung in the repair's shrink).
   mca+=(--mca mpi_ft_detector true --mca mpi_ft_detector_period "$FX_DETECTOR_PERIOD"
         --mca mpi_ft_detector_timeout "$detector_timeout" --mca mpi_ft_propagator_with_rbcast true)
-  echo "fx run: heartbeat detector on (period ${FX_DETECTOR_PERIOD} s, timeout ${detector_timeout} s)" >&2
+  echo "$name: heartbeat detector on (period ${FX_DETECTOR_PERIOD} s, timeout ${detector_timeout} s)" >&2
 fi
 
 # Start-up watch. Online recovery begins once every process has returned
@@ -260,7 +266,7 @@ fi
 # Only fx programs are watched (others write no marks).
 startup_timeout=${FX_STARTUP_TIMEOUT:-120}
 [[ "$startup_timeout" =~ ^[0-9]+$ ]] ||
-  { echo "fx run: FX_STARTUP_TIMEOUT expects whole seconds, got '$startup_timeout'" >&2; exit 2; }
+  { echo "$name: FX_STARTUP_TIMEOUT expects whole seconds, got '$startup_timeout'" >&2; exit 2; }
 # Once the TERM trap below is set, this shell runs no command or process
 # substitution: bash 5.2 runs a trap while it parses one, and the trap's
 # text then fails to parse ("trap: line 2: unexpected EOF while looking
@@ -447,7 +453,7 @@ for attempt in 1 2 3; do
     : >"$status_file"
     startup_lost=""
     kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
-    echo "fx run: mpiexec failed to start ($why); retrying (attempt $((attempt + 1)) of 3)" >&2
+    echo "$name: mpiexec failed to start ($why); retrying (attempt $((attempt + 1)) of 3)" >&2
     sleep 1
     continue
   fi
@@ -463,15 +469,15 @@ if [ -z "$startup_lost" ] && [ "$fx_program" -eq 1 ] && [ ! -e "$status_file.tim
   startup_lost="mpiexec ended (exit $rc) during MPI start-up ($ups of $total had returned from MPI_Init); nothing to recover yet"
   echo "4 $startup_lost" > "$status_file"
 fi
-[ -n "$startup_lost" ] && echo "fx run: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
+[ -n "$startup_lost" ] && echo "$name: $startup_lost; online recovery begins once every process has returned from MPI_Init. Job ended." >&2
 if [ "$ended_here" -eq 1 ]; then
   read -r end_line < "$status_file"
-  echo "fx run: a process ended the job (verdict: ${end_line:0:300}); stopped mpiexec" >&2
+  echo "$name: a process ended the job (verdict: ${end_line:0:300}); stopped mpiexec" >&2
 fi
-[ "$stuck" -eq 1 ] && echo "fx run: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
+[ "$stuck" -eq 1 ] && echo "$name: mpiexec was still running ${grace}s after every rank had exited (or, on several hosts, after the verdict); stopped it" >&2
 if [ -e "$status_file.timeout" ]; then
   rm -f "$status_file.timeout"
-  echo "fx run: time limit of ${t}s reached; job killed" >&2
+  echo "$name: time limit of ${t}s reached; job killed" >&2
   exit 124
 fi
 kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
@@ -482,8 +488,8 @@ if [ -s "$status_file" ]; then
   exit "$code"
 fi
 if [ "$rc" -ne 0 ]; then
-  [ "$fx_program" -eq 1 ] && echo "fx run: mpiexec ended with exit $rc and no process wrote a verdict; exiting with mpiexec's code" >&2
+  [ "$fx_program" -eq 1 ] && echo "$name: mpiexec ended with exit $rc and no process wrote a verdict; exiting with mpiexec's code" >&2
   exit "$rc"
 fi
-echo "fx run: the program wrote no verdict to FX_STATUS_FILE; treating as failure" >&2
+echo "$name: the program wrote no verdict to FX_STATUS_FILE; treating as failure" >&2
 exit 125
