@@ -111,7 +111,8 @@ void check_memory_layout(const Config& cfg, int active) {
 }
 
 // What an injection's target should have been, or "" when it exists.
-std::string missing_target(const InjectionSpec& s, int active, int spares, int world_size) {
+std::string missing_target(const InjectionSpec& s, int active, int spares, int world_size,
+                           SparePlacement placement) {
   std::string expected;
   const TargetKind kind = s.target_kind;
   if ((kind == TargetKind::rank || kind == TargetKind::buddy_of) && s.target >= active)
@@ -122,8 +123,12 @@ std::string missing_target(const InjectionSpec& s, int active, int spares, int w
     expected = "a target that exists (the job has no spares)";
   else if (kind == TargetKind::spare && s.target >= spares)
     expected = fmt::format("a spare index below {} (the job's spares)", spares);
-  else if (kind == TargetKind::world && s.target >= active && s.action == InjectAction::bitflip)
-    expected = fmt::format("an active rank for bitflip (world ranks {}.. are spares)", active);
+  // Under `spread` the spares are each host's last ranks, known only once
+  // the hosts are: a bit flip aimed at one never fires, and the run says so.
+  else if (kind == TargetKind::world && s.target >= active && s.action == InjectAction::bitflip &&
+           placement == SparePlacement::last)
+    expected = fmt::format(
+        "an active rank for bitflip (world ranks {}.. are spares under spares.placement 'last')", active);
   return expected;
 }
 
@@ -137,7 +142,7 @@ void validate_against_world(const Config& cfg, int world_size) {
   for (const auto& s : cfg.inject.failures) {
     const std::string key = s.key + ".target";
     const std::string got = detail::target_text(s.target_kind, s.target);
-    const std::string expected = missing_target(s, active, spares, world_size);
+    const std::string expected = missing_target(s, active, spares, world_size, cfg.spares.placement);
     if (!expected.empty())
       FX_THROW(ConfigError, s.origin, key, fmt::format("expected {}, got '{}'", expected, got));
   }

@@ -125,9 +125,9 @@ void check_target_phases(Walker& w, const YAML::Node& m, const YAML::Node& t, co
   const bool spare = s.target_kind == TargetKind::spare;
   if (bitflip && spare) w.fail(t, path + ".target", "an active rank for bitflip (spares hold no data)");
   if (spare && s.phase && *s.phase != Phase::spare_idle && *s.phase != Phase::repair &&
-      *s.phase != Phase::finalize)
+      *s.phase != Phase::repair_rebuild && *s.phase != Phase::finalize)
     w.fail(Walker::child(m, "phase"), path + ".phase",
-           "a phase a spare goes through (spare-idle, repair or finalize)");
+           "a phase a spare goes through (spare-idle, repair, repair-rebuild or finalize)");
   if (spare && s.iteration >= 0)
     w.fail(Walker::child(m, "iteration"), path + ".iteration",
            "no iteration for a spare target (idle spares do not count iterations; use a phase)");

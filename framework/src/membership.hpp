@@ -66,8 +66,6 @@ class Membership {
   // Then this process's new logical rank and size, and its role: true when
   // a spare was recruited (it has yet to run setup()).
   bool take_role(const RepairResult& res);
-  // The repair ended the job: only the new world is kept (not freed later).
-  void keep_world(MPI_Comm world) { world_ = world; }
   // Processes that died during shutdown (ranks of world()) leave the table.
   void remove(const std::vector<int>& died);
 

@@ -176,10 +176,13 @@ void Runtime::execute() {
 void Runtime::on_error(const std::exception& e) {
   const auto* cfg = dynamic_cast<const ConfigError*>(&e);
   const bool lost = dynamic_cast<const CheckpointLost*>(&e) != nullptr;
+  // A checkpoint lost, or a repair that gave up (recovery.max_rounds): the
+  // job stops because of failures (4), not an error of the app's (1).
+  const bool gave_up = dynamic_cast<const RecoveryFailed*>(&e) != nullptr;
   verdict_.fatal = e.what();
-  verdict_.fatal_code = cfg ? ExitCode::usage : lost ? ExitCode::aborted : ExitCode::error;
-  if (!cfg && !lost) log::error("{}", verdict_.fatal);
-  if (lost) recorder_.stopped(store_->last_restore_stats());  // a repair it ends was done all the same
+  verdict_.fatal_code = cfg ? ExitCode::usage : lost || gave_up ? ExitCode::aborted : ExitCode::error;
+  if (!cfg && !lost && !gave_up) log::error("{}", verdict_.fatal);  // else one line, at the end
+  if (lost) recorder_.stopped(store_->last_restore_stats());        // a repair it ends was done all the same
   on_failure(MPI_COMM_NULL, MPI_ERR_OTHER, "an unrecoverable error");
 }
 
@@ -696,12 +699,15 @@ void Runtime::recover() {
   fault_point(Phase::repair);
   const double t0 = now();
   const RepairResult res = repair_world();
-  end_if_fatal(res);
-  // The old communicators are revoked; the new ones take their slots.
+  // The old communicators are revoked; the new ones take their slots. The
+  // failures are on record before a fatal end too: in its report, and in
+  // failures_seen(), which keeps its end out of MPI_Finalize (Open MPI's
+  // finalize after a failure hung 1 run in 20 at 8+2).
   const std::vector<Identity> before = members_.adopt(res);
+  recorder_.failures(res.failed, members_, iteration_, logical_rank() == 0);
+  end_if_fatal(res);
   devices_.repair(before, res.members, res.failed);
   comms_.free_revoked();
-  recorder_.failures(res.failed, members_, iteration_, logical_rank() == 0);
   end_if_exhausted(res);
   history_.plan(before, res.members);
   take_roles(res);
@@ -722,6 +728,7 @@ RepairResult Runtime::repair_world() {
   req.active_size = logical_size();
   req.shrink_when_exhausted = config_.recovery.on_exhausted == ExhaustedPolicy::shrink;
   req.max_rounds = config_.recovery.max_rounds;
+  req.after_shrink = [this] { fault_point(Phase::repair_rebuild); };
   req.my_fatal = !verdict_.fatal.empty();
   // restore()'s fresh rule rides on the agreement (take_roles hands the
   // store the outcome): a spare's store was never used.
@@ -735,7 +742,6 @@ void Runtime::end_if_fatal(const RepairResult& res) {
   const bool speaker =
       !res.fatal_world_ranks.empty() && res.fatal_world_ranks.front() == members_.world_rank();
   if (speaker && verdict_.fatal_code == ExitCode::usage) print_usage_error(verdict_.fatal);
-  members_.keep_world(res.world);
   FX_THROW(
       JobEnded,
       speaker ? verdict_.fatal : fmt::format("ended by an error on world rank(s) {}", res.fatal_world_ranks),

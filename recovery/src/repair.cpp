@@ -207,6 +207,7 @@ RepairResult repair(const RepairRequest& req) {
     MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
     discard(owned);
     owned = shrunk;
+    if (req.after_shrink) req.after_shrink();
 
     // Who is left, the plan and the new app communicator; then one
     // agreement makes the outcome (and any fatal error) common. Every round
@@ -246,9 +247,9 @@ RepairResult repair(const RepairRequest& req) {
     return res;
   }
   discard(owned);
-  FX_THROW(RecoveryFailed, fmt::format("repair gave up after {} rounds, each interrupted by a new failure "
+  FX_THROW(RecoveryFailed, fmt::format("repair gave up after {} round{}, each interrupted by a new failure "
                                        "(recovery.max_rounds = {})",
-                                       req.max_rounds, req.max_rounds));
+                                       req.max_rounds, req.max_rounds == 1 ? "" : "s", req.max_rounds));
 }
 
 }  // namespace fx::detail

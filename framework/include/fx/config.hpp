@@ -36,7 +36,8 @@ enum class ReinitMode { async, sync };
 /// `restored` is the start of the app's after-restore hook
 /// (ResilientApp::restored). `start` is fx's own start-up, after MPI_Init
 /// returned and before the collectives that place the spares (world-rank
-/// targets only, `world:5`).
+/// targets only, `world:5`). `repair-rebuild` lies inside each round of a
+/// repair, after its shrink: a death there interrupts the round.
 enum class Phase {
   start,
   compute,
@@ -53,7 +54,8 @@ enum class Phase {
   repair,
   tryblock_commit,
   spare_idle,
-  finalize
+  finalize,
+  repair_rebuild
 };
 /// Who an injected failure hits: a logical rank, a world rank, the i-th
 /// spare process, or the rank holding a logical rank's buddy copy.
@@ -274,8 +276,9 @@ FX_ENUM_NAMES(fx::Phase, {fx::Phase::start, "start"}, {fx::Phase::compute, "comp
               {fx::Phase::commit_agree, "commit-agree"}, {fx::Phase::node_write, "node-write"},
               {fx::Phase::restore, "restore"}, {fx::Phase::restore_load, "restore-load"},
               {fx::Phase::restored, "restored"}, {fx::Phase::start_restore, "start-restore"},
-              {fx::Phase::repair, "repair"}, {fx::Phase::tryblock_commit, "tryblock-commit"},
-              {fx::Phase::spare_idle, "spare-idle"}, {fx::Phase::finalize, "finalize"})
+              {fx::Phase::repair, "repair"}, {fx::Phase::repair_rebuild, "repair-rebuild"},
+              {fx::Phase::tryblock_commit, "tryblock-commit"}, {fx::Phase::spare_idle, "spare-idle"},
+              {fx::Phase::finalize, "finalize"})
 FX_ENUM_NAMES(fx::TargetKind, {fx::TargetKind::rank, "rank"}, {fx::TargetKind::world, "world"},
               {fx::TargetKind::spare, "spare"}, {fx::TargetKind::buddy_of, "buddy-of"})
 // Signals are read case-insensitively, with or without SIG (config_inject.cpp).

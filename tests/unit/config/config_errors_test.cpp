@@ -347,10 +347,8 @@ const std::vector<BadCase> kCases = {
      0,
      "{f}:3:26: inject.failures[0].phase: expected one of start, compute, halo, checkpoint, commit-save, "
      "commit-posted, commit-agree, node-write, "
-     "restore, restore-load, restored, start-restore, repair, tryblock-commit, spare-idle, finalize (did you "
-     "mean "
-     "'halo'?), "
-     "got 'halos'"},
+     "restore, restore-load, restored, start-restore, repair, repair-rebuild, tryblock-commit, spare-idle, "
+     "finalize (did you mean 'halo'?), got 'halos'"},
     {"bitflip_without_member",
      "inject:\n  failures:\n    - {target: 0, iteration: 3, action: bitflip}\n",
      {},
@@ -370,9 +368,8 @@ const std::vector<BadCase> kCases = {
      {},
      {},
      0,
-     "{f}:3:30: inject.failures[0].phase: expected a phase a spare goes through (spare-idle, repair or "
-     "finalize), "
-     "got 'compute'"},
+     "{f}:3:30: inject.failures[0].phase: expected a phase a spare goes through (spare-idle, repair, "
+     "repair-rebuild or finalize), got 'compute'"},
     {"spare_with_iteration",
      "inject:\n  failures:\n    - {target: 'spare:1', iteration: 5}\n",
      {},
@@ -407,6 +404,13 @@ const std::vector<BadCase> kCases = {
      {},
      6,
      "{f}:4:16: inject.failures[0].target: expected a logical rank below 4 (the active ranks), got '4'"},
+    {"bitflip_on_a_spare",
+     "spares: 2\ninject:\n  failures:\n    - {target: 'world:5', iteration: 3, action: bitflip, member: u}\n",
+     {},
+     {},
+     6,
+     "{f}:4:16: inject.failures[0].target: expected an active rank for bitflip (world ranks 4.. are spares "
+     "under spares.placement 'last'), got 'world:5'"},
     {"target_world_missing",
      "inject:\n  failures:\n    - {target: 'world:9', iteration: 3}\n",
      {},

@@ -124,6 +124,19 @@ TEST(Config, SparesShorthand) {
   EXPECT_EQ(c.origin_of("spares.count").key, "spares");
 }
 
+// Under `spread` which world ranks are spares depends on the hosts: a bit
+// flip aimed at world rank 5 of 4+2 may hit an active rank (bitflip_on_a_spare
+// in config_errors_test refuses it under `last`).
+TEST(Config, BitflipOnAWorldRankUnderSpreadIsLeftToTheHosts) {
+  ScratchDir d;
+  const fx::Config c =
+      fx::load_config(d.file("b.yaml",
+                             "spares: {count: 2, placement: spread}\ninject:\n  failures:\n"
+                             "    - {target: 'world:5', iteration: 3, action: bitflip, member: u}\n"),
+                      {}, {});
+  EXPECT_NO_THROW(fx::validate_against_world(c, 6));
+}
+
 TEST(Config, PrecedenceFileEnvCommandLine) {
   ScratchDir d;
   const auto f =

@@ -98,10 +98,10 @@ std::vector<Event> simulate(const fx::Config& cfg, int active, int spares, std::
 }
 
 TEST(Inject, PhaseNamesRoundTrip) {
-  for (Phase p :
-       {Phase::start, Phase::compute, Phase::halo, Phase::checkpoint, Phase::commit_save,
-        Phase::commit_posted, Phase::commit_agree, Phase::node_write, Phase::restore, Phase::restore_load,
-        Phase::start_restore, Phase::repair, Phase::tryblock_commit, Phase::spare_idle, Phase::finalize}) {
+  for (Phase p : {Phase::start, Phase::compute, Phase::halo, Phase::checkpoint, Phase::commit_save,
+                  Phase::commit_posted, Phase::commit_agree, Phase::node_write, Phase::restore,
+                  Phase::restore_load, Phase::start_restore, Phase::repair, Phase::repair_rebuild,
+                  Phase::tryblock_commit, Phase::spare_idle, Phase::finalize}) {
     EXPECT_EQ(fx::from_string<Phase>(fx::to_string(p)), p);
   }
   EXPECT_FALSE(fx::from_string<Phase>("tryblock_commit"));

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace fx::detail {
@@ -33,6 +34,9 @@ struct RepairRequest {
   // one agreement (RepairResult::carried): what the caller would otherwise
   // agree on in a collective of its own right after the repair.
   int carried = 0;
+  // Called in each round after its shrink (fault injection's
+  // repair-rebuild point: a death there interrupts the round).
+  std::function<void()> after_shrink;
 };
 
 // rebuild: the live table, the plan and the new app communicator; agree:
