@@ -702,7 +702,7 @@ void Runtime::recover() {
   // The old communicators are revoked; the new ones take their slots. The
   // failures are on record before a fatal end too: in its report, and in
   // failures_seen(), which keeps its end out of MPI_Finalize (Open MPI's
-  // finalize after a failure hung 1 run in 20 at 8+2).
+  // finalize after a failure hung 4 runs in about 50 at 8+2).
   const std::vector<Identity> before = members_.adopt(res);
   recorder_.failures(res.failed, members_, iteration_, logical_rank() == 0);
   end_if_fatal(res);
