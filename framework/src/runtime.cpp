@@ -3,6 +3,7 @@
 #include <fx/clock.hpp>
 #include <fx/data_store/store_access.hpp>
 #include <fx/detail/status.hpp>
+#include <fx/detail/text.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/shutdown.hpp>
 #include <fx/recovery/ulfm.hpp>
@@ -128,8 +129,8 @@ void Runtime::log_start() {
         "fault tolerance is off (not launched with mpiexec --with-ft ulfm, or MPI without ULFM): "
         "a process failure will end the job");
   }
-  log::info("{} active rank{} + {} spare{} on {} processes; checkpoint every {} iterations", logical_size(),
-            logical_size() == 1 ? "" : "s", config_.spares.count, config_.spares.count == 1 ? "" : "s",
+  log::info("{} + {} on {} processes; checkpoint every {} iterations",
+            detail::counted(logical_size(), "active rank"), detail::counted(config_.spares.count, "spare"),
             members_.world_size(), config_.checkpoint.memory.every);
 }
 

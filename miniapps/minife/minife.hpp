@@ -145,11 +145,13 @@ constexpr double kMinifeGaussPoint = 0.577350269;
 // Element stiffness matrix of -laplace on an hx x hy x hz brick with
 // trilinear shape functions; node a = ax + 2 ay + 4 az. 2-point Gauss
 // (abscissa +-gauss_point on [-1, 1]) is exact here with the default.
-inline std::array<std::array<double, 8>, 8> element_matrix(const std::array<double, 3>& h = {1.0, 1.0, 1.0},
-                                                           double gauss_point = 1.0 / std::sqrt(3.0)) {
+using ElementMatrix = std::array<std::array<double, 8>, 8>;
+
+inline ElementMatrix element_matrix(const std::array<double, 3>& h = {1.0, 1.0, 1.0},
+                                    double gauss_point = 1.0 / std::sqrt(3.0)) {
   const double g[2] = {0.5 - 0.5 * gauss_point, 0.5 + 0.5 * gauss_point};
   const double weight = h[0] * h[1] * h[2] / 8;
-  std::array<std::array<double, 8>, 8> ke{};
+  ElementMatrix ke{};
   for (int q = 0; q < 8; ++q) {
     const double xi[3] = {g[q & 1], g[(q >> 1) & 1], g[(q >> 2) & 1]};
     double grad[8][3];
@@ -244,6 +246,10 @@ struct Problem {
   Problem(const Params& p, int rank, int nranks);
   // Returns the seconds of its first pass (miniFE's matrix structure generation).
   double assemble(const Params& p);
+  // assemble()'s first steps: the ghosts' columns and the halo's receive
+  // side; the row lengths and the halo's send side.
+  std::vector<int> number_ghosts(const Mesh& mesh, const Box& grown);
+  void plan_rows(const Mesh& mesh, const Kokkos::View<std::int64_t*>::HostMirror& ptr);
 
   // The halo plan assemble() fills, by name: what an app registers as
   // static data-store members beside the packed rows (packed_rows.hpp:
@@ -295,52 +301,50 @@ inline Problem::Problem(const Params& p, int rank, int nranks) {
   for_each_ghost(mesh, [&](int, const Index3&) { ++n_ghost; });
 }
 
-// Rows in two passes straight into their Views (counts, then entries), so
-// the matrix exists once. unit: Dirichlet rows get the identity, interior
-// rows sum the element matrices of the 8 elements around them in a fixed
-// order. minife: every row sums the elements it touches, then miniFE's
-// boundary conditions (Mesh::hot, Mesh::cold) zero the constrained rows
-// (1 on the diagonal) and move the constrained columns to b.
-inline double Problem::assemble(const Params& p) {
-  const double t_structure = wtime();
-  const Mesh mesh(p);
-  const bool unit = p.problem == ProblemKind::unit;
-  const std::array<double, 3> h =
-      unit ? std::array<double, 3>{1.0, 1.0, 1.0}
-           : std::array<double, 3>{1.0 / double(p.nx), 1.0 / double(p.ny), 1.0 / double(p.nz)};
-  const auto ke = unit ? element_matrix(h) : element_matrix(h, kMinifeGaussPoint);
-  const double source = h[0] * h[1] * h[2] / 8;  // per element and node: Q = 1 over the element, 8 nodes
-
-  // Ghost columns: a dense index over my box grown by one node.
-  Box grown = box;
-  for (int d = 0; d < 3; ++d) {
-    grown.lo[d] -= 1;
-    grown.n[d] += 2;
+// Row g's entry in column m: the element matrices of the elements around g
+// (those inside the mesh) that also hold m, summed in a fixed order.
+inline double element_sum(const Mesh& mesh, const ElementMatrix& ke, const Index3& g, const Index3& m) {
+  double a = 0.0;
+  for (int e = 0; e < 8; ++e) {
+    const Index3 lo{g[0] - 1 + (e & 1), g[1] - 1 + ((e >> 1) & 1), g[2] - 1 + ((e >> 2) & 1)};
+    int ia = 0, ib = 0;
+    bool inside = true;
+    for (int d = 0; d < 3 && inside; ++d) {
+      const std::int64_t oa = g[d] - lo[d], ob = m[d] - lo[d];
+      inside = ob >= 0 && ob <= 1 && lo[d] >= 0 && lo[d] + 1 < mesh.nodes()[d];
+      if (!inside) break;  // ob may be -1: no shift of it (UBSan)
+      ia |= static_cast<int>(oa) << d;
+      ib |= static_cast<int>(ob) << d;
+    }
+    if (inside) a += ke[static_cast<std::size_t>(ia)][static_cast<std::size_t>(ib)];
   }
+  return a;
+}
+
+// The column numbers of ghosts: a dense index over my box grown by one
+// node (-1 where no ghost), and the halo's receive side (neighbours,
+// recv_ptr) in the ghosts' order.
+inline std::vector<int> Problem::number_ghosts(const Mesh& mesh, const Box& grown) {
   std::vector<int> ghost_col(static_cast<std::size_t>(grown.volume()), -1);
   neighbours.clear();
   recv_ptr.clear();
-  {
-    int next = static_cast<int>(n_own);
-    int last = -1;
-    for_each_ghost(mesh, [&](int q, const Index3& m) {
-      if (q != last) {
-        neighbours.push_back(q);
-        recv_ptr.push_back(next - n_own);
-        last = q;
-      }
-      ghost_col[static_cast<std::size_t>(local_in(grown, m))] = next++;
-    });
-    recv_ptr.push_back(n_ghost);
-  }
-  auto column = [&](const Index3& m) {
-    return box.contains(m) ? static_cast<int>(local(m))
-                           : ghost_col[static_cast<std::size_t>(local_in(grown, m))];
-  };
+  int next = static_cast<int>(n_own);
+  int last = -1;
+  for_each_ghost(mesh, [&](int q, const Index3& m) {
+    if (q != last) {
+      neighbours.push_back(q);
+      recv_ptr.push_back(next - n_own);
+      last = q;
+    }
+    ghost_col[static_cast<std::size_t>(local_in(grown, m))] = next++;
+  });
+  recv_ptr.push_back(n_ghost);
+  return ghost_col;
+}
 
-  // Pass 1: row lengths, and which of my rows each neighbour needs (in row order).
-  row_ptr = Kokkos::View<std::int64_t*>("minife_row_ptr", static_cast<std::size_t>(n_own) + 1);
-  auto ptr = Kokkos::create_mirror_view(row_ptr);
+// Pass 1: the row lengths into `ptr` (row_ptr's host mirror), and which of
+// my rows each neighbour needs (in row order) into send_ptr and send_idx.
+inline void Problem::plan_rows(const Mesh& mesh, const Kokkos::View<std::int64_t*>::HostMirror& ptr) {
   std::map<int, std::vector<int>> sends;
   ptr(0) = 0;
   for (std::int64_t i = 0; i < n_own; ++i) {
@@ -358,17 +362,44 @@ inline double Problem::assemble(const Params& p) {
   std::int64_t n_send = 0;
   for (int q : neighbours) send_ptr.push_back(n_send += static_cast<std::int64_t>(sends[q].size()));
   send_idx = Kokkos::View<int*>("minife_send_idx", static_cast<std::size_t>(n_send));
-  {
-    auto idx = Kokkos::create_mirror_view(send_idx);
-    std::size_t k = 0;
-    for (int q : neighbours)
-      for (int row : sends[q]) idx(k++) = row;
-    Kokkos::deep_copy(send_idx, idx);
+  auto idx = Kokkos::create_mirror_view(send_idx);
+  std::size_t k = 0;
+  for (int q : neighbours)
+    for (int row : sends[q]) idx(k++) = row;
+  Kokkos::deep_copy(send_idx, idx);
+}
+
+// Rows in two passes straight into their Views (counts, then entries), so
+// the matrix exists once. unit: Dirichlet rows get the identity, interior
+// rows sum the element matrices of the 8 elements around them in a fixed
+// order. minife: every row sums the elements it touches, then miniFE's
+// boundary conditions (Mesh::hot, Mesh::cold) zero the constrained rows
+// (1 on the diagonal) and move the constrained columns to b.
+inline double Problem::assemble(const Params& p) {
+  const double t_structure = wtime();
+  const Mesh mesh(p);
+  Box grown = box;
+  for (int d = 0; d < 3; ++d) {
+    grown.lo[d] -= 1;
+    grown.n[d] += 2;
   }
-  sends.clear();
+  const std::vector<int> ghost_col = number_ghosts(mesh, grown);
+  row_ptr = Kokkos::View<std::int64_t*>("minife_row_ptr", static_cast<std::size_t>(n_own) + 1);
+  auto ptr = Kokkos::create_mirror_view(row_ptr);
+  plan_rows(mesh, ptr);
   const double structure_s = wtime() - t_structure;
 
   // Pass 2: the entries.
+  const bool unit = p.problem == ProblemKind::unit;
+  const std::array<double, 3> h =
+      unit ? std::array<double, 3>{1.0, 1.0, 1.0}
+           : std::array<double, 3>{1.0 / double(p.nx), 1.0 / double(p.ny), 1.0 / double(p.nz)};
+  const auto ke = unit ? element_matrix(h) : element_matrix(h, kMinifeGaussPoint);
+  const double source = h[0] * h[1] * h[2] / 8;  // per element and node: Q = 1 over the element, 8 nodes
+  auto column = [&](const Index3& m) {
+    return box.contains(m) ? static_cast<int>(local(m))
+                           : ghost_col[static_cast<std::size_t>(local_in(grown, m))];
+  };
   const auto nnz_all = static_cast<std::size_t>(ptr(n_own));
   col =
       Kokkos::View<int*>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("minife_col")), nnz_all);
@@ -383,32 +414,14 @@ inline double Problem::assemble(const Params& p) {
     std::int64_t k = ptr(i);
     const bool fixed_row = unit ? mesh.boundary(g) : mesh.hot(g) || mesh.cold(g);
     double rhs = 0.0;
-    // The elements around g (those inside the mesh), in a fixed order.
-    auto a_of = [&](const Index3& m) {
-      double a = 0.0;
-      for (int e = 0; e < 8; ++e) {
-        const Index3 lo{g[0] - 1 + (e & 1), g[1] - 1 + ((e >> 1) & 1), g[2] - 1 + ((e >> 2) & 1)};
-        int ia = 0, ib = 0;
-        bool inside = true;
-        for (int d = 0; d < 3 && inside; ++d) {
-          const std::int64_t oa = g[d] - lo[d], ob = m[d] - lo[d];
-          inside = ob >= 0 && ob <= 1 && lo[d] >= 0 && lo[d] + 1 < mesh.nodes()[d];
-          if (!inside) break;  // ob may be -1: no shift of it (UBSan)
-          ia |= static_cast<int>(oa) << d;
-          ib |= static_cast<int>(ob) << d;
-        }
-        if (inside) a += ke[static_cast<std::size_t>(ia)][static_cast<std::size_t>(ib)];
-      }
-      return a;
-    };
     mesh.for_each_column(g, [&](const Index3& m) {
       double a = 0.0;
       if (unit) {
-        a = fixed_row ? 1.0 : a_of(m);
+        a = fixed_row ? 1.0 : element_sum(mesh, ke, g, m);
       } else if (fixed_row) {
         a = m == g ? 1.0 : 0.0;
       } else {
-        a = a_of(m);
+        a = element_sum(mesh, ke, g, m);
         if (mesh.cold(m))
           a = 0.0;
         else if (mesh.hot(m)) {

@@ -1,4 +1,5 @@
 #include <fx/clock.hpp>
+#include <fx/detail/text.hpp>
 #include <fx/error.hpp>
 #include <fx/log.hpp>
 #include <fx/recovery/repair.hpp>
@@ -146,6 +147,12 @@ int gather_fatal(MPI_Comm comm, const std::vector<Identity>& live, bool mine, st
   return MPI_SUCCESS;
 }
 
+bool first_of(MPI_Comm comm) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  return me == 0;
+}
+
 void discard(MPI_Comm& comm) {
   if (comm == MPI_COMM_NULL) return;
   ulfm::revoke(comm);
@@ -228,7 +235,9 @@ RepairResult repair(const RepairRequest& req) {
                                       (req.carried & kCarriedMask) << kCarriedShift);
     res.times.agree += now() - t;
     if (agreed.rc != MPI_SUCCESS || !(agreed.flag & kBuilt)) {
-      log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(agreed.rc));
+      // The same on every survivor: said by the shrunk world's first.
+      if (first_of(shrunk))
+        log::warn("repair round {}: rebuild not agreed ({}); next round", round, ulfm::error_name(agreed.rc));
       discard(app);
       continue;
     }
@@ -247,9 +256,9 @@ RepairResult repair(const RepairRequest& req) {
     return res;
   }
   discard(owned);
-  FX_THROW(RecoveryFailed, fmt::format("repair gave up after {} round{}, each interrupted by a new failure "
+  FX_THROW(RecoveryFailed, fmt::format("repair gave up after {}, each interrupted by a new failure "
                                        "(recovery.max_rounds = {})",
-                                       req.max_rounds, req.max_rounds == 1 ? "" : "s", req.max_rounds));
+                                       counted(req.max_rounds, "round"), req.max_rounds));
 }
 
 }  // namespace fx::detail

@@ -64,7 +64,7 @@ class ResilientApp {
   /// failure callbacks and the store's registrations of the old
   /// decomposition are dropped before this runs, so register them again
   /// (setup()). ctx.store().restore_resized() hands over the last checkpoint
-  /// as the old ranks wrote it (README: "the resize() protocol"); return its
+  /// as the old ranks wrote it (docs/user-guide.md: "the resize() protocol"); return its
   /// iteration. The default starts again from scratch: setup + initialize,
   /// iteration 0.
   /// \param ctx this process's view of fx (the same object for the whole run)
