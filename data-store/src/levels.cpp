@@ -210,9 +210,10 @@ std::optional<std::int64_t> DataStore::Impl::restore_from_levels(const detail::R
     restore_stats = st;  // the report's record of the start names what was skipped
     FX_THROW(CheckpointLost, fmt::format("{}", fmt::join(stops, "; ")));
   }
-  // A cold start that found nothing of this size: a version written by
+  // A cold start that found nothing of this size, or a repair before the
+  // first commit after one that resumed that way: a version written by
   // another number of ranks (a relaunch on fewer ranks) is restore_resized()'s.
-  if (!f.plan.history && (stored_prior = find_stored_prior(f))) {
+  if ((!f.plan.history || f.plan.resized_pending) && (stored_prior = find_stored_prior(f))) {
     resize_from_storage = true;
     st.other_size = stored_prior->old_size;
     conclude();
@@ -243,9 +244,14 @@ std::optional<detail::StoredPrior> DataStore::Impl::find_stored_prior(const deta
     auto p = l->prior();
     if (p && (!found || p->iteration > found->iteration)) found = std::move(p);
   }
-  if (found && rank() == 0) {
+  if (found && rank() == 0 && !f.plan.history) {
     log::info(
         "cold restart on {} ranks: the newest complete version is iteration {} ({}), written by {} ranks",
+        size(), found->iteration, to_string(found->from->id()), found->old_size);
+  } else if (found && rank() == 0) {
+    log::info(
+        "restore on {} ranks: nothing committed since the job resumed from iteration {} ({}) as written by "
+        "{} ranks; resizing it again",
         size(), found->iteration, to_string(found->from->id()), found->old_size);
   }
   return found;

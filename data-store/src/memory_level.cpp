@@ -28,7 +28,9 @@ class MemoryLevel final : public Level {
   void open(const RestoreFacts& f) override {
     f_ = &f;
     tried_ = false;
-    if (f.plan.iteration < 0 && f.plan.history && ctx_.rank() == 0) {
+    // Resumed from storage at another size: memory holds nothing of this
+    // size yet, by design (restore_from_levels resizes the stored one).
+    if (f.plan.iteration < 0 && f.plan.history && !f.plan.resized_pending && ctx_.rank() == 0) {
       log::warn(
           "in-memory checkpoints lost: no version survived for logical rank(s) {} (a rank failed together "
           "with the rank(s) holding its redundancy); {}",

@@ -200,6 +200,7 @@ RestorePlan plan_restore(const std::vector<Inventory>& all, int distance, bool p
   std::vector<std::int64_t> its;
   for (const auto& inv : all) {
     plan.history = plan.history || inv.sequence > 0;
+    plan.resized_pending = plan.resized_pending || inv.resized_from_storage;
     for (const auto& s : inv.slots) {
       if (s.size == n && s.iteration >= 0) its.push_back(s.iteration);
     }
@@ -210,6 +211,7 @@ RestorePlan plan_restore(const std::vector<Inventory>& all, int distance, bool p
   for (std::size_t k = 0; k < its.size(); ++k) {
     RestorePlan trial;
     trial.history = plan.history;
+    trial.resized_pending = plan.resized_pending;
     trial.ranks.assign(static_cast<std::size_t>(n), RankPlan{});
     const bool ok =
         parity ? plan_parity(all, its[k], group, trial) : plan_buddy(all, its[k], distance, trial);

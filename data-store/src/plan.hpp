@@ -27,6 +27,9 @@ static_assert(std::is_trivially_copyable_v<SlotSummary>);
 
 struct Inventory {
   std::int64_t sequence = 0;  // versions committed or restored so far (0: a fresh process)
+  // resumed from a version of another job size in storage, and committed
+  // none of this size since (DataStore::Impl::resize_from_storage)
+  bool resized_from_storage = false;
   std::vector<SlotSummary> slots;
 };
 
@@ -50,6 +53,7 @@ struct RestorePlan {
   std::int64_t sequence = 0;
   std::vector<RankPlan> ranks;
   bool history = false;              // a rank committed or restored before: not a cold start
+  bool resized_pending = false;      // a rank's Inventory::resized_from_storage
   bool fresh = false;                // nothing anywhere, not even in storage: start afresh
   bool reencode_parity = false;      // parity blocks missing: recompute them after the restore
   std::int64_t lost_iteration = -1;  // the newest version, when it was not restorable...

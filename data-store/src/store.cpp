@@ -436,12 +436,15 @@ std::optional<detail::RestorePlan> DataStore::Impl::plan_without_exchange(const 
 std::vector<detail::Inventory> DataStore::Impl::exchange_summaries(
     const std::vector<detail::SlotSummary>& list, std::size_t k, bool topology) {
   const auto n = static_cast<std::size_t>(size());
-  const std::size_t head = detail::kHostName + sizeof(std::int64_t);
+  // Per rank: its host, its sequence, its resize_from_storage, its slots.
+  const std::size_t head = detail::kHostName + 2 * sizeof(std::int64_t);
   const std::size_t block = head + k * sizeof(detail::SlotSummary);
   std::vector<std::byte> mine(block), all(block * n);
   const auto host = detail::host_name();
+  const std::int64_t resized = resize_from_storage ? 1 : 0;
   std::memcpy(mine.data(), host.data(), host.size());
   std::memcpy(mine.data() + detail::kHostName, &sequence, sizeof(std::int64_t));
+  std::memcpy(mine.data() + detail::kHostName + sizeof(std::int64_t), &resized, sizeof(std::int64_t));
   for (std::size_t i = 0; i < k; ++i) {
     const detail::SlotSummary sum = i < list.size() ? list[i] : detail::SlotSummary{};
     std::memcpy(mine.data() + head + i * sizeof(sum), &sum, sizeof(sum));
@@ -451,7 +454,10 @@ std::vector<detail::Inventory> DataStore::Impl::exchange_summaries(
   std::vector<detail::Inventory> inv(n);
   for (std::size_t q = 0; q < n; ++q) {
     const std::byte* p = all.data() + q * block;
+    std::int64_t their_resized = 0;
     std::memcpy(&inv[q].sequence, p + detail::kHostName, sizeof(std::int64_t));
+    std::memcpy(&their_resized, p + detail::kHostName + sizeof(std::int64_t), sizeof(std::int64_t));
+    inv[q].resized_from_storage = their_resized != 0;
     inv[q].slots.resize(k);
     std::memcpy(inv[q].slots.data(), p + head, k * sizeof(detail::SlotSummary));
   }
@@ -650,7 +656,6 @@ void DataStore::commit(std::int64_t iteration) {
   im.repair_facts.reset();  // a repair's facts: no longer true
   const double t0 = now();
   const Comm& comm = own_comm();
-  im.resize_from_storage = false;  // this version supersedes the stored one
   im.ensure_topology();
   im.drop_from(iteration);  // an abandoned future, or a repeated commit
   const std::uint64_t static_sent = im.publish_statics();
@@ -708,7 +713,8 @@ void DataStore::Impl::fail_commit(std::int64_t iteration, const std::string& err
 
 void DataStore::Impl::mark_committed(Slot& s) {
   s.committed = true;
-  prior.clear();  // the new decomposition is protected now
+  prior.clear();                // the new decomposition is protected now
+  resize_from_storage = false;  // and this version supersedes the stored one
   committed = s.iteration;
   sequence = s.sequence;
   trim();
@@ -745,7 +751,6 @@ std::optional<std::int64_t> DataStore::restore() {
   const double t0 = now();
   im.settle_background();
   im.stored_prior.reset();
-  im.resize_from_storage = false;
   im.staging.take_waited_seconds();  // counted from here
 
   // Everyone's inventory (and host, for the buddy placement), so that every
@@ -763,6 +768,7 @@ std::optional<std::int64_t> DataStore::restore() {
     const auto inv = im.exchange_inventories(im.versions, true);
     return detail::plan_restore(inv, im.distance, im.parity(), options_.memory.parity_group);
   }();
+  im.resize_from_storage = false;  // the inventories carried it; found again below if still due
   if (!plan.fresh) own_comm();
   // "arrival": its first collective (waiting for every rank) and the plan.
   im.restore_steps = {{"arrival", now() - t0}};

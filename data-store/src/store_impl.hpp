@@ -291,8 +291,10 @@ struct DataStore::Impl {
   // reads (collective). restore_resized() takes it.
   std::optional<detail::StoredPrior> find_stored_prior(const detail::RestoreFacts& f);
   std::optional<detail::StoredPrior> stored_prior;  // its plan, for this comm's ranks
-  // Set with it; it stays across repairs (a failure inside the resize that
-  // follows: restore_resized() finds it again) until the next commit.
+  // Set with it; it stays across repairs until a version of this size is
+  // committed: a failure inside the resize that follows (restore_resized()
+  // finds it again), or in the steps before that commit (restore()'s
+  // inventories carry it: the stored version is resized again).
   bool resize_from_storage = false;
   // After a shrink: memory's version of `plan`, or a level below standing in
   // for the images memory lost; throws CheckpointLost when none can.

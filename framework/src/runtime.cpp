@@ -55,6 +55,14 @@ Stage after_repair(Stage now, bool recruited, bool shrunk) {
   return resize ? Stage::resize : Stage::restore;
 }
 
+// The runtime's bit of RepairRequest::carried, beside the store's
+// (StoreAccess::facts): set on a process that is not inside a resize. The
+// repair ANDs it, so it is clear when any was: every active process then
+// resizes, a recruit and a survivor that had finished too (else one would
+// restore() while the others re-decompose, and their collectives differ).
+constexpr int kNotResizing = 1 << 3;
+static_assert((kNotResizing & StoreAccess::kUnused) == 0 && kNotResizing < (1 << kCarriedBits));
+
 }  // namespace
 
 Runtime::Runtime(Config config, std::vector<std::string> args, AppMaker make, DeviceSession& session,
@@ -407,10 +415,11 @@ std::optional<std::int64_t> Runtime::resize_app() {
 }
 
 // A cold start on another number of ranks than the newest checkpoint's (a
-// relaunch on fewer hosts under recovery.on_exhausted: shrink, or by hand):
-// the app's resize() re-decomposes it (restore_resized), as after a shrink.
+// relaunch on fewer hosts under recovery.on_exhausted: shrink, or by hand),
+// or a repair before such a start's first commit: the app's resize()
+// re-decomposes it (restore_resized), as after a shrink.
 void Runtime::resize_at_start(int old_size) {
-  if (logical_rank() == 0) {
+  if (logical_rank() == 0 && recoveries_ == 0) {  // at a repair the store said it
     log::info("the newest checkpoint was written by {} ranks, this job has {}: resizing", old_size,
               logical_size());
   }
@@ -446,7 +455,9 @@ void Runtime::restore_or_initialize() {
   restore_fault_point();
   const double t = now();
   std::optional<std::int64_t> restored = restore_at_start();
-  if (!restored && recoveries_ == 0 && store_->last_restore_stats().other_size > 0) {
+  // At the start, or at a repair before the first commit after a start
+  // that resumed this way: a version of another job size.
+  if (!restored && store_->last_restore_stats().other_size > 0) {
     resize_at_start(store_->last_restore_stats().other_size);
     return;
   }
@@ -733,7 +744,9 @@ RepairResult Runtime::repair_world() {
   req.my_fatal = !verdict_.fatal.empty();
   // restore()'s fresh rule rides on the agreement (take_roles hands the
   // store the outcome): a spare's store was never used.
-  req.carried = logical_rank() >= 0 ? StoreAccess::facts(*store_) : StoreAccess::kUnused;
+  const bool active = logical_rank() >= 0;
+  const bool resizing = active && (stage_ == Stage::resize || stage_ == Stage::setup_resize);
+  req.carried = (active ? StoreAccess::facts(*store_) : StoreAccess::kUnused) | (resizing ? 0 : kNotResizing);
   return repair(req);
 }
 
@@ -772,7 +785,7 @@ void Runtime::take_roles(const RepairResult& res) {
   if (logical_rank() >= 0) {
     StoreAccess::set_comm(*store_, app_comm());
     StoreAccess::agreed(*store_, res.carried);
-    stage_ = after_repair(stage_, recruited, res.shrunk);
+    stage_ = after_repair(stage_, recruited, res.shrunk || !(res.carried & kNotResizing));
   }
   std::vector<FailedProcess> injected;
   for (const auto& f : res.failed) injected.push_back({f.world_rank, f.logical});

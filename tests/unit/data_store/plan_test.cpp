@@ -118,6 +118,21 @@ TEST(Plan, VersionsOfAnotherSizeAreIgnored) {
   EXPECT_EQ(fx::detail::plan_restore(all, 1, false, 0).iteration, -1);
 }
 
+// Resumed from storage at another size, nothing of this size committed
+// since: one rank saying so (a recruit does not) makes it the plan's, so
+// that every rank resizes the stored version again.
+TEST(Plan, AResizedStartBeforeItsFirstCommitIsEveryonesFact) {
+  std::vector<Inventory> all(4);
+  for (auto& inv : all) inv.sequence = 2;  // the stored version's
+  all[3].sequence = 0;                     // a recruit
+  EXPECT_FALSE(fx::detail::plan_restore(all, 1, false, 0).resized_pending);
+  all[1].resized_from_storage = true;
+  const auto plan = fx::detail::plan_restore(all, 1, false, 0);
+  EXPECT_TRUE(plan.resized_pending);
+  EXPECT_TRUE(plan.history);
+  EXPECT_EQ(plan.iteration, -1);
+}
+
 TEST(Plan, CopyHeldAtAnOldDistanceIsFound) {
   auto all = buddy_ring(4, 2, {10});  // copies placed with distance 2
   all[0] = Inventory{};
