@@ -236,6 +236,11 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   }
   std::string give_up() const override;
   std::optional<detail::StoredPrior> prior() override;
+  // After a shrink that lost an image in memory: the files the old size
+  // wrote (on a single host, or a host that lived, a rank's death leaves
+  // them; partner copies those of a lost host).
+  bool covers_lost_memory() const override { return true; }
+  std::optional<detail::StoredPrior> prior_of_size(int old_size, std::string& why) override;
 
  private:
   fs::path root() const;          // the directory, {host} replaced
@@ -250,6 +255,9 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   // it); `slots` gets every rank's inventory. Collective.
   detail::PriorPlan plan(const std::vector<NodeFile>& files,
                          std::vector<std::vector<detail::SlotSummary>>& slots);
+  // The newest version among `files` complete on the live hosts, or
+  // nullopt and the images missing (`lost`, empty when none). Collective.
+  std::optional<detail::StoredPrior> complete_prior(std::vector<NodeFile> files, std::string& lost);
   // The old images of `p` this rank reads, mapped into `local` by old rank;
   // the reason when one could not be (its buffer is then zeros, sent all
   // the same: the receivers wait for it, and their checks fail).
@@ -444,7 +452,7 @@ void NodeLevel::open(const detail::RestoreFacts& f) {
   plan_ = plan(files_, slots_);
   ctx_.step("plan", now() - t1);
   if (plan_.iteration >= 0 || plan_.old_size == 0) return;
-  if (!plan_.lost.empty()) lost_ = plan_.lost.front().second;
+  if (!plan_.lost.empty()) lost_ = plan_.lost.front().ranks;
   if (ctx_.rank() == 0) {
     log::warn("node-local storage holds no complete version on the live hosts (missing: {})",
               detail::lost_text(plan_, "rank(s)"));
@@ -600,18 +608,13 @@ std::string NodeLevel::give_up() const {
       "node", true);
 }
 
-std::optional<detail::StoredPrior> NodeLevel::prior() {
+std::optional<detail::StoredPrior> NodeLevel::complete_prior(std::vector<NodeFile> files, std::string& lost) {
   detail::StoredPrior p;
-  p.files = scan_node_files(root(), ctx_.size(), false);
+  p.files = std::move(files);
   std::vector<std::vector<detail::SlotSummary>> slots;
   p.plan = plan(p.files, slots);
   if (p.plan.iteration < 0) {
-    if (!p.plan.lost.empty() && ctx_.rank() == 0) {
-      log::warn(
-          "node-local storage holds no complete version of another job size on the live hosts "
-          "(missing: {})",
-          detail::lost_text(p.plan, "old rank(s)"));
-    }
+    lost = detail::lost_text(p.plan, "old rank(s)");
     return std::nullopt;
   }
   spread_readers(slots, p.plan);
@@ -619,6 +622,31 @@ std::optional<detail::StoredPrior> NodeLevel::prior() {
   p.iteration = p.plan.iteration;
   p.sequence = p.plan.sequence;
   p.old_size = p.plan.old_size;
+  return p;
+}
+
+std::optional<detail::StoredPrior> NodeLevel::prior() {
+  std::string lost;
+  auto p = complete_prior(scan_node_files(root(), ctx_.size(), false), lost);
+  if (!p && !lost.empty() && ctx_.rank() == 0) {
+    log::warn(
+        "node-local storage holds no complete version of another job size on the live hosts (missing: {})",
+        lost);
+  }
+  return p;
+}
+
+std::optional<detail::StoredPrior> NodeLevel::prior_of_size(int old_size, std::string& why) {
+  if (!on()) {
+    why = "node-local storage is off (checkpoint.node.every = 0)";
+    return std::nullopt;
+  }
+  std::string lost;
+  auto p = complete_prior(scan_node_files(root(), old_size, true), lost);
+  if (!p) {
+    why = lost.empty() ? fmt::format("node-local storage holds no version written by {} ranks", old_size)
+                       : fmt::format("node-local storage on the live hosts misses {}", lost);
+  }
   return p;
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "store_impl.hpp"
 #include "xor.hpp"
@@ -29,16 +30,36 @@ namespace {
 
 using Inventories = std::vector<std::vector<SlotSummary>>;
 
-// The iterations of `old_size` anyone holds, newest first.
-std::vector<std::int64_t> candidates(const Inventories& inventories, int old_size) {
-  std::vector<std::int64_t> out;
+// A version anyone holds: its iteration, the size that wrote it, and its
+// newest sequence.
+struct Candidate {
+  std::int64_t iteration = -1;
+  int size = 0;
+  std::int64_t sequence = 0;
+};
+
+// The versions anyone holds, newest first (the later sequence first at the
+// same iteration: one written again at another size after a re-decomposing
+// restore). After two shrinks without a commit between them, memory holds
+// versions of two sizes.
+std::vector<Candidate> candidates(const Inventories& inventories) {
+  std::vector<Candidate> out;
   for (const auto& inv : inventories) {
     for (const auto& s : inv) {
-      if (s.iteration >= 0 && s.size == old_size) out.push_back(s.iteration);
+      if (s.iteration < 0 || s.size <= 0) continue;
+      auto same = std::find_if(out.begin(), out.end(), [&](const Candidate& c) {
+        return c.iteration == s.iteration && c.size == s.size;
+      });
+      if (same == out.end()) {
+        out.push_back({s.iteration, s.size, s.sequence});
+      } else {
+        same->sequence = std::max(same->sequence, s.sequence);
+      }
     }
   }
-  std::sort(out.rbegin(), out.rend());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.iteration, a.sequence) > std::tie(b.iteration, b.sequence);
+  });
   return out;
 }
 
@@ -112,40 +133,38 @@ void parity_sources(const Inventories& inventories, std::int64_t it, int old_siz
 
 PriorPlan plan_prior(const Inventories& inventories, int parity_group_size) {
   PriorPlan plan;
-  // The old size is that of the newest version anyone holds (all prior
-  // versions of the survivors come from the same communicator).
-  std::int64_t newest = -1;
-  for (const auto& inv : inventories) {
-    for (const auto& s : inv) {
-      if (s.iteration > newest && s.size > 0) {
-        newest = s.iteration;
-        plan.old_size = s.size;
-      }
-    }
-  }
-  if (newest < 0) return plan;
-  for (const std::int64_t it : candidates(inventories, plan.old_size)) {
-    std::vector<PriorSource> src = copy_sources(inventories, it, plan.old_size, plan.sequence);
-    if (parity_group_size > 0) parity_sources(inventories, it, plan.old_size, parity_group_size, src);
+  const std::vector<Candidate> all = candidates(inventories);
+  if (all.empty()) return plan;
+  plan.old_size = all.front().size;  // the newest's, for the message when none is complete
+  for (const Candidate& c : all) {
+    std::int64_t sequence = 0;
+    std::vector<PriorSource> src = copy_sources(inventories, c.iteration, c.size, sequence);
+    if (parity_group_size > 0) parity_sources(inventories, c.iteration, c.size, parity_group_size, src);
     std::vector<int> missing;
     for (std::size_t q = 0; q < src.size(); ++q) {
       if (src[q].holder < 0) missing.push_back(static_cast<int>(q));
     }
     if (missing.empty()) {
-      plan.iteration = it;
+      plan.old_size = c.size;
+      plan.iteration = c.iteration;
+      plan.sequence = sequence;
       plan.sources = std::move(src);
       return plan;
     }
-    plan.lost.emplace_back(it, missing);
-    plan.sequence = 0;
+    plan.lost.push_back({c.iteration, c.size, missing});
   }
   return plan;
 }
 
 std::string lost_text(const PriorPlan& plan, std::string_view ranks_word) {
+  // Versions of two sizes (a second shrink before a commit): each says its own.
+  const bool sizes = std::any_of(plan.lost.begin(), plan.lost.end(),
+                                 [&](const PriorPlan::Lost& l) { return l.size != plan.lost.front().size; });
   std::string lost;
-  for (const auto& [it, ranks] : plan.lost) {
-    lost += fmt::format("{}{} {} of iteration {}", lost.empty() ? "" : ", ", ranks_word, ranks, it);
+  for (const auto& l : plan.lost) {
+    lost +=
+        fmt::format("{}{} {} of iteration {}", lost.empty() ? "" : ", ", ranks_word, l.ranks, l.iteration);
+    if (sizes) lost += fmt::format(" (written by {} ranks)", l.size);
   }
   return lost;
 }
@@ -204,20 +223,21 @@ namespace {
 
 // The image of old rank q in this rank's prior versions, or null.
 const std::byte* held_image(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration,
-                            int q, bool own) {
+                            int size, int q, bool own) {
   for (const auto& s : prior) {
-    if (s->iteration != iteration) continue;
+    if (s->iteration != iteration || s->size != size) continue;
     if (own && s->own_ok && s->own_info.rank == q) return s->own.data();
     if (!own && s->held_ok && s->held_rank == q) return s->held.data();
   }
   return nullptr;
 }
 
-// The prior slot of `iteration` whose own image is old rank q's, or null.
+// The prior slot of `iteration` (written by `size` ranks) whose own image
+// is old rank q's, or null.
 const detail::Slot* own_slot(const std::vector<std::unique_ptr<detail::Slot>>& prior, std::int64_t iteration,
-                             int q) {
+                             int size, int q) {
   for (const auto& s : prior) {
-    if (s->iteration == iteration && s->own_ok && s->own_info.rank == q) return s.get();
+    if (s->iteration == iteration && s->size == size && s->own_ok && s->own_info.rank == q) return s.get();
   }
   return nullptr;
 }
@@ -245,7 +265,7 @@ void DataStore::Impl::rebuild_prior(const detail::PriorPlan& plan, int q, detail
     for (int i = g.first; i < g.first + m; ++i) {
       if (i == q) continue;
       const int holder = src[static_cast<std::size_t>(i)].holder;
-      const detail::Slot* s = holder == me ? own_slot(prior, plan.iteration, i) : nullptr;
+      const detail::Slot* s = holder == me ? own_slot(prior, plan.iteration, plan.old_size, i) : nullptr;
       if (holder == me && !s) {
         FX_THROW(CheckpointError,
                  fmt::format("old rank {}'s parity data of iteration {} is not in this rank's memory "
@@ -312,7 +332,9 @@ detail::PriorPlan DataStore::Impl::plan_prior_restore() {
   const auto inv = exchange_inventories(prior, false);
   std::vector<std::vector<detail::SlotSummary>> slots;
   for (const auto& i : inv) slots.push_back(i.slots);
-  return detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
+  detail::PriorPlan plan = detail::plan_prior(slots, parity() ? options.memory.parity_group : 0);
+  plan.history = std::any_of(inv.begin(), inv.end(), [](const auto& i) { return i.sequence > 0; });
+  return plan;
 }
 
 // After a shrink: the survivors' memory, or a level below it standing in
@@ -368,7 +390,7 @@ void DataStore::Impl::fetch_prior(const detail::PriorPlan& plan, std::int64_t it
     auto image_of = [&](int q) -> const std::byte* {
       const auto made = out.local.find(q);
       if (made != out.local.end()) return made->second.data();
-      return held_image(prior, iteration, q, plan.sources[static_cast<std::size_t>(q)].own);
+      return held_image(prior, iteration, plan.old_size, q, plan.sources[static_cast<std::size_t>(q)].own);
     };
     detail::Transfer t(comm, orphans);
     // Receives first; holders send in ascending old rank order, matched in
@@ -483,9 +505,12 @@ std::optional<PriorVersion> DataStore::restore_resized(const PriorWants& wants, 
   }
   if (!stored) {
     const detail::PriorPlan plan = im.plan_prior_restore();
-    if (plan.old_size == 0) {
+    // Nothing, or only the first commit cut short (restore() starts afresh
+    // then too).
+    if (plan.old_size == 0 || (plan.iteration < 0 && !plan.history)) {
       if (own_.rank() == 0)
         log::info("restore after the shrink: no version was ever committed; starting from scratch");
+      im.start_over();
       return std::nullopt;
     }
     stored = im.prior_after_shrink(plan);

@@ -20,16 +20,25 @@ struct PriorSource {
 };
 
 struct PriorPlan {
-  int old_size = 0;             // 0: no version at all
+  int old_size = 0;             // wrote `iteration` (none complete: the newest); 0: no version
   std::int64_t iteration = -1;  // newest version complete in memory (-1: none)
   std::int64_t sequence = 0;
   std::vector<PriorSource> sources;  // per old rank, for `iteration`
   // Versions newer than `iteration` (all, when it is -1), newest first,
   // with the old ranks whose images were nowhere.
-  std::vector<std::pair<std::int64_t, std::vector<int>>> lost;
+  struct Lost {
+    std::int64_t iteration = -1;
+    int size = 0;  // the ranks that wrote it
+    std::vector<int> ranks;
+  };
+  std::vector<Lost> lost;
+  // A rank committed or restored a version before (its sequence > 0): an
+  // incomplete one alone is then a loss, else a commit that never ended.
+  bool history = false;
 };
 
-// inventories[p]: new rank p's versions of the old size, any order.
+// inventories[p]: new rank p's versions of the sizes before, any order;
+// the plan takes the newest version complete among them, whatever its size.
 // parity_group > 0 (scheme: parity): an image lost alone in its old group
 // is rebuilt from the group's other images and parity blocks by the new
 // rank holding the lowest of them.

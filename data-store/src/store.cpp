@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <tuple>
 
 #include "store_impl.hpp"
 
@@ -506,7 +507,7 @@ void DataStore::release_own() {
   // set_comm, or it was revoked by a failure and they end at once).
   impl_->settle_background();
   MPI_Comm c = own_.raw();
-  if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  ulfm::release(c);
   own_ = Comm();
 }
 
@@ -531,30 +532,34 @@ void DataStore::set_comm(Comm comm) {
   if (!comm_.valid()) return;
   // Versions taken at another size (shrink policy) cannot be restored in
   // place; they move aside for restore_resized() until the next commit,
-  // once no transfer touches their buffers any more. They replace what is
-  // aside only when they hold the committed (or restored) version: a commit
-  // cut short at an intermediate size (a second shrink right after a
-  // restore_resized) must not push out the versions still restorable.
+  // once no transfer touches their buffers any more. Every complete image
+  // goes aside, whether or not this rank had seen its commit end: the
+  // ranks' views of an asynchronous commit differ at a failure, and the
+  // plan (plan_prior) must see what each holds, as restore() does. What
+  // is aside already stays: a commit cut short at an intermediate size (a
+  // second shrink right after a restore_resized) must not push out the
+  // versions still restorable.
   const int n = comm_.size();
-  const auto committed = impl_->committed;
   const bool stale = std::any_of(impl_->versions.begin(), impl_->versions.end(),
                                  [n](const auto& v) { return v->size != n; });
-  const bool newer = std::any_of(impl_->versions.begin(), impl_->versions.end(), [&](const auto& v) {
-    return v->size != n && committed && v->iteration == *committed;
-  });
   if (stale) impl_->settle_background();
   if (impl_->sc.size != n) impl_->reset_statics(n);
   impl_->stored_prior.reset();  // planned for the old comm's ranks (resize_from_storage stays)
-  if (newer) impl_->prior.clear();
-  for (std::size_t i = impl_->versions.size(); i-- > 0;) {
-    if (impl_->versions[i]->size == n) continue;
-    if (newer) {
-      impl_->prior.insert(impl_->prior.begin(), std::move(impl_->versions[i]));
+  for (std::size_t i = 0; i < impl_->versions.size();) {
+    auto& v = impl_->versions[i];
+    if (v->size == n) {
+      ++i;
+    } else if (v->own_ok || v->held_ok || v->parity_ok) {
+      impl_->prior.push_back(std::move(v));
       impl_->versions.erase(impl_->versions.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       impl_->retire(i);
     }
   }
+  // Oldest first, as `versions`: the inventory sends the newest.
+  std::stable_sort(impl_->prior.begin(), impl_->prior.end(), [](const auto& a, const auto& b) {
+    return std::tie(a->iteration, a->sequence) < std::tie(b->iteration, b->sequence);
+  });
 }
 
 void DataStore::reserve() {

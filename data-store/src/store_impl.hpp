@@ -111,7 +111,7 @@ struct DataStore::Impl {
 
   std::vector<std::unique_ptr<detail::Slot>> versions;  // oldest first
   std::vector<std::unique_ptr<detail::Slot>> pool;      // retired; buffers reused
-  std::vector<std::unique_ptr<detail::Slot>> prior;     // versions of the size before a shrink (resize.cpp)
+  std::vector<std::unique_ptr<detail::Slot>> prior;     // versions of sizes before a shrink (resize.cpp)
   std::optional<std::int64_t> committed;
   std::int64_t sequence = 0;  // of the newest committed / restored version
   bool topology_valid = false;

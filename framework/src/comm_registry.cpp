@@ -7,11 +7,6 @@
 
 namespace fx::detail {
 
-void free_comm(MPI_Comm& c) {
-  if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD) MPI_Comm_free(&c);
-  c = MPI_COMM_NULL;
-}
-
 void CommRegistry::start(MPI_Comm app) {
   ulfm::set_revoking_errhandler(app);
   app_ = CommAccess::tracked(std::make_shared<CommSlot>(CommSlot{app, &handler_}));
@@ -37,7 +32,7 @@ void CommRegistry::notify(const FailureEvent& ev) const {
 }
 
 void CommRegistry::drop_registrations() {
-  for (auto& d : derived_) free_comm(d.slot->raw);
+  for (auto& d : derived_) ulfm::release(d.slot->raw);
   derived_.clear();
   callbacks_.clear();
   stale_ = false;
@@ -54,8 +49,8 @@ void CommRegistry::revoke_all(MPI_Comm world) {
 
 void CommRegistry::free_revoked() {
   MPI_Comm old_app = app_.raw();
-  free_comm(old_app);
-  for (auto& d : derived_) free_comm(d.slot->raw);
+  ulfm::release(old_app);
+  for (auto& d : derived_) ulfm::release(d.slot->raw);
 }
 
 // Revoked, and a process of it known to have failed: a TryBlock's deadline

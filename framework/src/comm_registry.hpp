@@ -12,9 +12,6 @@
 
 namespace fx::detail {
 
-// Frees `c` (not MPI_COMM_WORLD) and sets it to MPI_COMM_NULL.
-void free_comm(MPI_Comm& c);
-
 class CommRegistry {
  public:
   explicit CommRegistry(FailureHandler& handler) : handler_(handler) {}

@@ -59,7 +59,7 @@ MPI_Comm Membership::start(const SparesConfig& spares, int visible_devices) {
   if (agreed(MPI_COMM_WORLD, start_error_ == MPI_SUCCESS)) {
     world_ = dup;
   } else {
-    if (duplicated) free_comm(dup);
+    if (duplicated) ulfm::release(dup);
     if (!ulfm::active()) throw ProcessFailure("a process failed during start-up", {}, __FILE__, __LINE__);
     lost_at_start_ = true;
     if (start_error_ == MPI_SUCCESS) start_error_ = MPI_ERR_OTHER;  // it failed elsewhere
@@ -104,17 +104,17 @@ void Membership::gather_places_among_survivors(int visible_devices) {
   for (int round = 0; round < world_size_; ++round) {
     MPI_Comm next = MPI_COMM_NULL;
     if (ulfm::shrink(living == MPI_COMM_NULL ? MPI_COMM_WORLD : living, &next) != MPI_SUCCESS) break;
-    free_comm(living);
+    ulfm::release(living);
     living = next;
     MPI_Comm_set_errhandler(living, MPI_ERRORS_RETURN);
     const bool ok = gather_places(living, visible_devices) == MPI_SUCCESS;
     if (!ok) ulfm::revoke(living);
     if (agreed(living, ok)) {
-      free_comm(living);
+      ulfm::release(living);
       return;
     }
   }
-  free_comm(living);
+  ulfm::release(living);
   throw ProcessFailure("start-up: no gather of the hosts succeeded among the survivors", {}, __FILE__,
                        __LINE__);
 }
@@ -191,7 +191,7 @@ bool Membership::speaks_for_job() const {
 }
 
 std::vector<Identity> Membership::adopt(const RepairResult& res) {
-  free_comm(world_);
+  ulfm::release(world_);
   world_ = res.world;
   std::vector<Identity> old = std::move(members_);
   members_ = res.members;

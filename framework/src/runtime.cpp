@@ -399,12 +399,24 @@ Runtime::Resized Runtime::resize() {
 // The app's resize(). A checkpoint no level kept (restore_resized threw
 // CheckpointLost, on every rank alike: its plan is everyone's) is
 // recovery.on_lost_checkpoint's, as after a repair that kept the size.
-// nullopt: lost, and started again at 0 under `restart`.
+// nullopt: lost, and started again at 0 under `restart`. An app whose
+// parameters do not fit the ranks a shrink left (md's sub-boxes narrower
+// than its cutoff) stops the job because of the failures (4), not as a
+// mistake in its configuration (2), which fitted the size it was launched on.
 std::optional<std::int64_t> Runtime::resize_app() {
   try {
     return app_->resize(ctx_);
   } catch (const CheckpointLost& e) {
     apply_lost_policy(e.what());  // stop: thrown again, naming the policy
+  } catch (const ConfigError& e) {
+    const int launched = members_.world_size() - config_.spares.count;
+    if (logical_size() >= launched) throw;
+    recorder_.stopped(store_->last_restore_stats());  // the repair was done: a policy ends the job
+    FX_THROW(RecoveryFailed,
+             fmt::format("the app cannot go on with the {} left after the shrink from {}: {}; "
+                         "recovery.on_exhausted is 'shrink' (more spares, spares.count = {}, would have "
+                         "replaced the failed ranks)",
+                         detail::counted(logical_size(), "rank"), launched, e.what(), config_.spares.count));
   }
   // restart: the app's resize() stopped part-way; its registrations anew.
   forget_app_registrations();

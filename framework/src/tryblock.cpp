@@ -496,7 +496,7 @@ void rebuild(TryFrame& f) {
   }
   ulfm::set_revoking_errhandler(fresh);  // as every fx communicator: raw calls' failures revoke it
   slot->raw = fresh;
-  MPI_Comm_free(&old);
+  ulfm::release(old);
   f.state.revoked_by_me.erase(slot.get());
   if (slot == CommAccess::slot(f.ctx.comm())) StoreAccess::set_comm(f.ctx.store(), f.ctx.comm());
   log::debug("TryBlock '{}': communicator rebuilt after a revocation", f.name);

@@ -156,7 +156,7 @@ bool first_of(MPI_Comm comm) {
 void discard(MPI_Comm& comm) {
   if (comm == MPI_COMM_NULL) return;
   ulfm::revoke(comm);
-  MPI_Comm_free(&comm);
+  ulfm::release(comm);  // revoked: left to MPI
 }
 
 // Who is left, the plan and the new app communicator on `shrunk`; false

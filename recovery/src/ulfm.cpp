@@ -179,6 +179,12 @@ void leave_behind(int* cell) {
 
 }  // namespace
 
+void release(MPI_Comm& comm) {
+  if (comm == MPI_COMM_NULL || comm == MPI_COMM_WORLD) return;
+  if (!comm_revoked(comm)) MPI_Comm_free(&comm);
+  comm = MPI_COMM_NULL;
+}
+
 Agreement agree_value(MPI_Comm comm, int flag) {
   auto* cell = new int(flag);
   Agreement a;

@@ -56,8 +56,8 @@ TEST(PriorPlan, NewestCompleteVersionWins) {
   const auto plan = fx::detail::plan_prior(inv);
   EXPECT_EQ(plan.iteration, 10);
   ASSERT_EQ(plan.lost.size(), 1u);
-  EXPECT_EQ(plan.lost[0].first, 15);
-  EXPECT_EQ(plan.lost[0].second, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(plan.lost[0].iteration, 15);
+  EXPECT_EQ(plan.lost[0].ranks, (std::vector<int>{1, 2, 3}));
 }
 
 TEST(PriorPlan, RankAndBuddyLostNamesThem) {
@@ -66,9 +66,9 @@ TEST(PriorPlan, RankAndBuddyLostNamesThem) {
   EXPECT_EQ(plan.old_size, 4);
   EXPECT_EQ(plan.iteration, -1);
   ASSERT_EQ(plan.lost.size(), 2u);
-  EXPECT_EQ(plan.lost[0].first, 10);
-  EXPECT_EQ(plan.lost[0].second, (std::vector<int>{1}));
-  EXPECT_EQ(plan.lost[1].first, 5);
+  EXPECT_EQ(plan.lost[0].iteration, 10);
+  EXPECT_EQ(plan.lost[0].ranks, (std::vector<int>{1}));
+  EXPECT_EQ(plan.lost[1].iteration, 5);
 }
 
 // Parity groups of `group` over `old` ranks: own images and parity blocks.
@@ -97,8 +97,42 @@ TEST(PriorPlan, ParityRebuildsOneLossPerGroup) {
   const auto two = fx::detail::plan_prior(parity_survivors(6, {0, 3, 4, 5}), 3);
   EXPECT_EQ(two.iteration, -1);
   ASSERT_EQ(two.lost.size(), 1u);
-  EXPECT_EQ(two.lost[0].second, (std::vector<int>{1, 2}));
+  EXPECT_EQ(two.lost[0].ranks, (std::vector<int>{1, 2}));
   EXPECT_EQ(fx::detail::plan_prior(parity_survivors(6, {0, 2, 3, 5}), 0).iteration, -1);
+}
+
+// A second shrink before the first commit at the size between: memory
+// holds the versions of both sizes, and the newest complete one is taken.
+TEST(PriorPlan, VersionsOfTwoSizesNewestCompleteWins) {
+  // 4 ranks wrote 5; old rank 1 died, 3 ranks resumed from it and began to
+  // commit 10: only new rank 0 has its image of it.
+  auto inv = survivors(4, {0, 2, 3}, {5});
+  inv[0].push_back(prior_slot(10, 3, 0, -1));
+  const auto cut = fx::detail::plan_prior(inv);
+  EXPECT_EQ(cut.iteration, 5);
+  EXPECT_EQ(cut.old_size, 4);
+  ASSERT_EQ(cut.lost.size(), 1u);
+  EXPECT_EQ(cut.lost[0].ranks, (std::vector<int>{1, 2}));
+  // Every image of 10 complete (rank r holds r-1's copy): 10, on 3 ranks.
+  for (int r = 1; r < 3; ++r) inv[static_cast<std::size_t>(r)].push_back(prior_slot(10, 3, r, r - 1));
+  inv[0].back().held_rank = 2;
+  const auto done = fx::detail::plan_prior(inv);
+  EXPECT_EQ(done.iteration, 10);
+  EXPECT_EQ(done.old_size, 3);
+  ASSERT_EQ(done.sources.size(), 3u);
+  EXPECT_EQ(done.sources[2].holder, 2);
+  // The same iteration written again by 3 ranks after the restore (a later
+  // sequence): that one.
+  auto again = survivors(4, {0, 2, 3}, {5});
+  for (int r = 0; r < 3; ++r) {
+    SlotSummary s = prior_slot(5, 3, r, (r + 2) % 3);
+    s.sequence = 2;
+    again[static_cast<std::size_t>(r)].push_back(s);
+  }
+  const auto same = fx::detail::plan_prior(again);
+  EXPECT_EQ(same.iteration, 5);
+  EXPECT_EQ(same.old_size, 3);
+  EXPECT_EQ(same.sequence, 2);
 }
 
 TEST(PriorPlan, NothingCommittedIsAFreshStart) {
