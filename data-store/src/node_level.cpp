@@ -271,7 +271,8 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   // same list everywhere; empty: restored and adopted).
   std::vector<int> load_version();
   void fetch(Slot& slot);
-  bool unpack(Slot& slot) const;
+  // The reason in `why` when this rank's image fails its checks.
+  bool unpack(Slot& slot, std::string& why) const;
   // The copies of `failed` go from the plan (ranks of a host share their
   // files), which is made again: other copies, or an older version.
   void forget(const std::vector<int>& failed);
@@ -504,7 +505,8 @@ std::vector<int> NodeLevel::load_version() {
     last = t;
   };
   // Checks fail locally; the agreement below makes the verdict common.
-  const bool ok = unpack(*slot);
+  std::string why;
+  const bool ok = unpack(*slot, why);
   mark("unpack");
   const bool agreed = ctx_.agree(ok);
   mark("agree");
@@ -515,6 +517,12 @@ std::vector<int> NodeLevel::load_version() {
     std::vector<int> failed;
     for (int q = 0; q < ctx_.size(); ++q)
       if (oks[static_cast<std::size_t>(q)] == 0) failed.push_back(q);
+    // The first failing rank's reason stands for the rest (rank 0 names
+    // every copy next): one line per version, not one per rank.
+    if (!ok && failed.front() == ctx_.rank())
+      log::warn("{}", why);
+    else if (!ok)
+      log::debug("{}", why);
     return failed;
   }
   ctx_.adopt(std::move(slot), plan_.iteration, plan_.sequence);
@@ -558,7 +566,7 @@ void NodeLevel::fetch(Slot& slot) {
   }
 }
 
-bool NodeLevel::unpack(Slot& slot) const {
+bool NodeLevel::unpack(Slot& slot, std::string& why) const {
   const int n = ctx_.size();
   const int r = ctx_.rank();
   const std::int64_t it = plan_.iteration;
@@ -571,7 +579,7 @@ bool NodeLevel::unpack(Slot& slot) const {
     }
     ctx_.unpack(slot.own_info, slot.own.data(), what);
   } catch (const CheckpointError& e) {
-    log::warn("{}", e.what());
+    why = e.what();
     return false;
   }
   return true;
