@@ -26,6 +26,7 @@
 #include <cstring>
 #include <utility>
 
+#include "dir_claim.hpp"
 #include "level.hpp"
 #include "node_files.hpp"
 
@@ -195,7 +196,10 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
   // The directory is named here, on the app's thread: write() runs on the
   // store's writer thread, which makes no MPI call (host_name() does).
   NodeLevel(detail::LevelContext& ctx, const NodeCheckpointConfig& o) : StorageLevel(ctx, o) {
-    if (on()) root_ = root();
+    if (!on()) return;
+    root_ = root();
+    claim_ = detail::DirectoryClaim(root_, {"checkpoint.node.directory", o.directory}, detail::job_token(),
+                                    kClaimWaitS);
   }
   CheckpointLevel id() const override { return CheckpointLevel::node; }
   const char* name() const override { return "node-local storage"; }
@@ -245,6 +249,9 @@ class NodeLevel final : public detail::StorageLevel<NodeCheckpointConfig> {
  private:
   fs::path root() const;          // the directory, {host} replaced
   fs::path root_;                 // root(), named when the level is made
+  detail::DirectoryClaim claim_;  // this job's, on root_, for the level's life
+  // A relaunch may begin while the last attempt's processes still end.
+  static constexpr double kClaimWaitS = 5;
   std::vector<fs::path> doomed_;  // versions retention dropped: their files, deleted by the next write()
   // Versions above `iteration` in this rank's directory are an abandoned
   // future, or failed their checks: moved aside when marked, removed when

@@ -101,6 +101,7 @@ class MdApp : public fx::ResilientApp {
   }
 
   void restored(fx::Context& ctx, const fx::RestoreInfo& info) override {
+    miniapps::refuse_version_past_end<Params>(ctx, info, kName, kDescription, "steps", sim_->params().steps);
     if (sim_->step_count() != info.iteration)
       FX_THROW(fx::Error, "md: restored state is at step " + std::to_string(sim_->step_count()) +
                               " but the version's iteration is " + std::to_string(info.iteration));

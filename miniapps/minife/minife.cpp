@@ -136,6 +136,11 @@ class MinifeApp : public fx::ResilientApp {
     if (abft_) take_sums(ctx);
   }
 
+  void restored(fx::Context& ctx, const fx::RestoreInfo& info) override {
+    miniapps::refuse_version_past_end<Params>(ctx, info, kName, kDescription, "max_iterations",
+                                              cg_->params().iteration_limit());
+  }
+
   // With static_matrix, a rank whose rows no restore brought (it died with
   // the rank holding their copy; a node-local or HDF5 restore; a resize)
   // assembles them again, and packs them for its buddy (the next commit

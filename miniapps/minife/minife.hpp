@@ -586,6 +586,7 @@ class Cg {
  public:
   using Log = std::function<void(const std::string&)>;
 
+  const Params& params() const { return p_; }
   // The shape only: assemble() (or a static restore) fills the matrix.
   Cg(const Params& p, int rank, int nranks, Log log = {}) : p_(p), log_(std::move(log)) {
     a_ = Problem(p, rank, nranks);

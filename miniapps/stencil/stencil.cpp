@@ -55,6 +55,11 @@ class StencilApp : public fx::ResilientApp {
 
   void initialize(fx::Context&) override { solver_->initialize(); }
 
+  void restored(fx::Context& ctx, const fx::RestoreInfo& info) override {
+    miniapps::refuse_version_past_end<Params>(ctx, info, kName, kDescription, "iterations",
+                                              solver_->params().iterations);
+  }
+
   // Spares ran out and the job goes on with fewer ranks: the fields are
   // rebuilt for the new decomposition and filled from the checkpoint images
   // of the old ranks whose blocks overlap this rank's new block. The Jacobi

@@ -3,6 +3,7 @@
 #include <miniapps/params.hpp>
 #include <miniapps/results.hpp>
 
+#include <fx/app.hpp>
 #include <fx/context.hpp>
 #include <fx/data_store/store.hpp>
 
@@ -39,6 +40,24 @@ template <class Params>
 std::vector<std::string> param_keys() {
   Params p;
   return p.declare().keys();
+}
+
+// A job that starts from storage (checkpoint.hdf5.restart) takes the newest
+// version there, whoever wrote it. One at or past this run's last step
+// (`last`, set by the app key `key`) is another, longer run's: stepping on
+// from it would print that run's answer one step further. Stop, naming
+// the key and where it was set.
+template <class Params>
+void refuse_version_past_end(const fx::Context& ctx, const fx::RestoreInfo& info, const std::string& name,
+                             const std::string& description, const std::string& key, std::int64_t last) {
+  if (info.iteration < last) return;
+  Params p;
+  ParamSet set = p.declare();
+  resolve_params(set, ctx, name, description);
+  set.fail(key, "the version restored (" + std::string(fx::to_string(info.level)) + ", iteration " +
+                    std::to_string(info.iteration) +
+                    ") is at or past this run's last step: another, longer run's; give this run "
+                    "checkpoint directories of its own, or start afresh (checkpoint.hdf5.restart: false)");
 }
 
 // Results into the run report (rank 0) and onto stdout as `result:` lines.
