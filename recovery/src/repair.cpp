@@ -57,7 +57,7 @@ Plan plan_repair(const std::vector<Identity>& live, int active_size, bool shrink
 
 namespace {
 
-// Bits of the repair's one agreement (a bitwise AND over the live processes).
+// Bits of the repair's agreement on the outcome (a bitwise AND over the live processes).
 constexpr int kBuilt = 1;         // this process built its new app communicator
 constexpr int kNoFatal = 2;       // this process hit no error that ends the job
 constexpr int kCarriedShift = 2;  // the caller's bits (RepairRequest::carried) above these
@@ -214,6 +214,15 @@ RepairResult repair(const RepairRequest& req) {
     MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
     discard(owned);
     owned = shrunk;
+    // Nobody revokes the shrunk world (below, on a failed rebuild) before
+    // every live process has finished making it: a revoke that reaches a
+    // process still inside MPIX_Comm_shrink crashes it (Open MPI 5.0.11,
+    // SEGV in ompi_comm_revoke_local), a spare lost to a repair's own
+    // revoke. The agreement completes only once all have entered it; its
+    // outcome is the rebuild's to find.
+    t = now();
+    ulfm::agree_value(shrunk, 1);
+    res.times.agree += now() - t;
     if (req.after_shrink) req.after_shrink();
 
     // Who is left, the plan and the new app communicator; then one

@@ -37,7 +37,8 @@ enum class ReinitMode { async, sync };
 /// (ResilientApp::restored). `start` is fx's own start-up, after MPI_Init
 /// returned and before the collectives that place the spares (world-rank
 /// targets only, `world:5`). `repair-rebuild` lies inside each round of a
-/// repair, after its shrink: a death there interrupts the round.
+/// repair, after its shrink (once every live process has it): a death
+/// there interrupts the round.
 enum class Phase {
   start,
   compute,

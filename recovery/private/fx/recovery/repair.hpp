@@ -31,16 +31,17 @@ struct RepairRequest {
   bool shrink_when_exhausted = false;
   int max_rounds = 10;
   // The caller's own bits, ANDed over the live processes by the repair's
-  // one agreement (RepairResult::carried): what the caller would otherwise
+  // agreement on the outcome (RepairResult::carried): what the caller would otherwise
   // agree on in a collective of its own right after the repair.
   int carried = 0;
-  // Called in each round after its shrink (fault injection's
-  // repair-rebuild point: a death there interrupts the round).
+  // Called in each round after its shrink, once every live process has it
+  // (fault injection's repair-rebuild point: a death there interrupts the
+  // round).
   std::function<void()> after_shrink;
 };
 
 // rebuild: the live table, the plan and the new app communicator; agree:
-// the one agreement on the outcome.
+// the agreement on the outcome and the one after the shrink.
 struct RepairTimes {
   double revoke = 0, shrink = 0, agree = 0, rebuild = 0;
 };
